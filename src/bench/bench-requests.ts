@@ -1,0 +1,115 @@
+import { randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { Pool } from 'undici'
+import { buildDataset } from '../dataset/build-dataset.ts'
+import { validateBenchOptions, type BenchOptions } from '../options/bench-options.ts'
+import { startRunClock } from '../record/clock.ts'
+import { CsvWriter } from '../record/csv-writer.ts'
+import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
+import { summariseRun } from '../summarise/run-summary.ts'
+import type { BenchRun, BenchSummary, RunContext } from './bench-run.ts'
+import { resolveTarget, type BenchTarget } from './bench-target.ts'
+import { PACKAGE_VERSION } from './package-version.ts'
+import { runLoop } from './run-loop.ts'
+import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
+import { runWarmup } from './warmup.ts'
+
+/** Keep-alive stays under SGLang's 5 s uvicorn idle close, so a reused socket is never one it just closed. */
+const KEEP_ALIVE_MS = 4000
+
+/**
+ * Drives open-loop load at `target` and records one row per request. Options are validated before any
+ * socket opens; a failing server becomes failed rows, never an exception.
+ */
+export async function benchRequests(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
+  const opts = validateBenchOptions(options)
+  const where = resolveTarget(target)
+  const items = await buildDataset(opts.dataset, opts.requests, opts.seed)
+  const arrivalsS = arrivalSchedule({ ...opts, requests: items.length })
+  const runId = randomBytes(4).toString('hex')
+  const outDir = resolve(opts.outDir ?? join('.vitest', 'llm-perf', 'runs', `${new Date().toISOString().replace(/[:.]/gu, '-')}-${runId}`))
+  mkdirSync(outDir, { recursive: true })
+  const pool = new Pool(where.origin, {
+    connections: Number.isFinite(opts.maxInFlight) ? opts.maxInFlight + 4 : null,
+    keepAliveTimeout: KEEP_ALIVE_MS,
+    keepAliveMaxTimeout: KEEP_ALIVE_MS,
+    pipelining: 1,
+    allowH2: false,
+  })
+  const warnings: string[] = []
+  try {
+    const [serverInfo, model] = await Promise.all([probeServerInfo(pool), opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool))])
+    const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
+    const body = { api: opts.api, stream: opts.stream, model, temperature: opts.temperature, extraBody: opts.extraBody }
+    const clockForWarmup = startRunClock()
+    const send = { pool, api: opts.api, stream: opts.stream, headers, stallTimeoutMs: opts.stallTimeoutMs, headersTimeoutMs: opts.headersTimeoutMs, signal: opts.signal, nowMs: clockForWarmup.nowMs }
+    const warmup = await runWarmup(send, body, items, opts.warmup, where.host)
+    if (warmup.failed > 0) warnings.push(`${warmup.failed} of ${warmup.sent} warm-up requests failed`)
+    if (opts.flushCache) {
+      const problem = await flushCache(pool)
+      if (problem !== undefined) warnings.push(problem)
+    }
+    const csv = new CsvWriter(join(outDir, 'requests.csv'))
+    const loopDelay = monitorEventLoopDelay({ resolution: 1 })
+    const clock = startRunClock()
+    const startedAt = new Date(clock.startEpochS * 1000).toISOString()
+    const hooks = opts.timeline.map((h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)))
+    loopDelay.enable()
+    const result = await runLoop({
+      items, arrivalsS, maxInFlight: opts.maxInFlight, clock, body, host: where.host, runId, signal: opts.signal,
+      send: { ...send, nowMs: clock.nowMs },
+      onRecord: (r) => csv.write(r),
+      onProgress: opts.onProgress,
+    })
+    loopDelay.disable()
+    for (const outcome of await Promise.allSettled(hooks)) {
+      if (outcome.status === 'rejected') warnings.push(`timeline hook failed: ${(outcome.reason as Error)?.message ?? String(outcome.reason)}`)
+    }
+    await csv.close()
+    const ms = (ns: number): number => (Number.isFinite(ns) ? ns / 1e6 : 0)
+    const figures = summariseRun({
+      records: result.records,
+      targetRate: opts.rate,
+      waitedForSlot: result.waitedForSlot,
+      eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+    })
+    const context: RunContext = {
+      name: opts.name,
+      started_at: startedAt,
+      seed: opts.seed,
+      options: describeOptions(opts, items.length),
+      package_version: PACKAGE_VERSION,
+      target: where.origin,
+      server_info: serverInfo,
+      clock: where.sameHost
+        ? { shared: true, note: 'client and server run on one host and share its clock: mixed client/server formulas hold' }
+        : { shared: false, note: 'the server runs on another host: formulas mixing client and server times hold only if the clocks are synchronised' },
+      warmup,
+      warnings,
+    }
+    const summary: BenchSummary = { ...figures, ...context }
+    const json = join(outDir, 'summary.json')
+    writeFileSync(json, `${JSON.stringify(summary, null, 2)}\n`)
+    return { records: result.records, summary, files: { csv: csv.path, json } }
+  } finally {
+    await pool.close().catch(() => pool.destroy())
+  }
+}
+
+/** The options as summary.json records them: no API key, no functions, Infinity spelled out. */
+function describeOptions(opts: ReturnType<typeof validateBenchOptions>, requests: number): Record<string, unknown> {
+  const { apiKey, signal, onProgress, timeline, headers, ...rest } = opts
+  void signal
+  void onProgress
+  return {
+    ...rest,
+    requests,
+    rate: Number.isFinite(opts.rate) ? opts.rate : 'Infinity',
+    maxInFlight: Number.isFinite(opts.maxInFlight) ? opts.maxInFlight : 'Infinity',
+    headers: Object.keys(headers),
+    apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
+    timeline: timeline.map((h) => h.atMs),
+  }
+}

@@ -1,0 +1,25 @@
+import type { RequestRecord } from '../record/request-record.ts'
+import type { RunSummary } from '../summarise/run-summary.ts'
+
+/** What summary.json holds besides the figures: enough to reproduce and to trust the run. */
+export interface RunContext {
+  name: string | undefined
+  started_at: string
+  seed: number
+  options: Record<string, unknown>
+  package_version: string
+  target: string
+  server_info: Record<string, unknown> | undefined
+  clock: { shared: boolean; note: string }
+  warmup: { sent: number; failed: number }
+  warnings: string[]
+}
+
+export interface BenchSummary extends RunSummary, RunContext {}
+
+export interface BenchRun {
+  /** One record per request, in finish order. */
+  records: RequestRecord[]
+  summary: BenchSummary
+  files: { csv: string; json: string; html?: string }
+}

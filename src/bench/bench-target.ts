@@ -1,0 +1,20 @@
+/** Where load goes: a URL, or a started topology (which carries `url` and its workers). */
+export interface BenchTarget {
+  url: string
+  workers?: ReadonlyArray<{ url: string; name?: string }>
+}
+
+export interface ResolvedTarget {
+  origin: string
+  /** host:port, the default `host` of each record (a router may name the worker instead). */
+  host: string
+  /** Client and server share one clock only when the server runs on this machine. */
+  sameHost: boolean
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/u
+
+export function resolveTarget(target: BenchTarget): ResolvedTarget {
+  const url = new URL(target.url)
+  return { origin: url.origin, host: url.host, sameHost: LOOPBACK.test(url.hostname) }
+}

@@ -1,0 +1,49 @@
+import type { SeededRandom } from '../schedule/seeded-random.ts'
+import { VOCABULARY } from './vocabulary.ts'
+import type { DatasetItem } from './dataset-item.ts'
+
+export interface RandomDatasetSpec {
+  inputLen: number
+  outputLen: number
+  rangeRatio: number
+  rangeMode: 'sglang' | 'vllm'
+  tokenized: boolean
+}
+
+/**
+ * Length range per mode. `sglang` (bench_serving): [max(⌊L·r⌋, 1), L]. `vllm` (vllm bench serve):
+ * [⌊L(1−r)⌋, ⌈L(1+r)⌉], floored at 1.
+ */
+export function lengthRange(len: number, ratio: number, mode: 'sglang' | 'vllm'): [number, number] {
+  if (mode === 'sglang') return [Math.max(Math.floor(len * ratio), 1), len]
+  return [Math.max(Math.floor(len * (1 - ratio)), 1), Math.max(Math.ceil(len * (1 + ratio)), 1)]
+}
+
+/** Token-id space for tokenized prompts; ids stay clear of special tokens at the low end. */
+const ID_LOW = 1000
+const ID_HIGH = 30_000
+
+export function randomDataset(spec: RandomDatasetSpec, count: number, random: SeededRandom): DatasetItem[] {
+  const [inLo, inHi] = lengthRange(spec.inputLen, spec.rangeRatio, spec.rangeMode)
+  const [outLo, outHi] = lengthRange(spec.outputLen, spec.rangeRatio, spec.rangeMode)
+  const items: DatasetItem[] = []
+  for (let i = 0; i < count; i++) {
+    const inputLength = random.int(inLo, inHi)
+    const outputLen = random.int(outLo, outHi)
+    const prompt = spec.tokenized ? randomIds(inputLength, random) : randomWords(inputLength, random)
+    items.push({ id: String(i), prompt, inputLength, outputLen })
+  }
+  return items
+}
+
+export function randomWords(count: number, random: SeededRandom): string {
+  const words: string[] = new Array<string>(count)
+  for (let i = 0; i < count; i++) words[i] = VOCABULARY[random.int(0, VOCABULARY.length - 1)] as string
+  return words.join(' ')
+}
+
+function randomIds(count: number, random: SeededRandom): number[] {
+  const ids: number[] = new Array<number>(count)
+  for (let i = 0; i < count; i++) ids[i] = random.int(ID_LOW, ID_HIGH)
+  return ids
+}

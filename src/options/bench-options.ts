@@ -1,0 +1,88 @@
+import { z } from 'zod'
+import { InvalidOptionError } from '../errors.ts'
+import { datasetSchema } from './dataset-options.ts'
+import { formatIssues } from './format-issues.ts'
+import type { ProgressSnapshot } from '../bench/progress.ts'
+
+const rateSchema = z.number({ error: 'expected a positive number of requests per second, or Infinity' }).refine((r) => r > 0, {
+  error: 'expected a positive number of requests per second, or Infinity',
+})
+
+const positiveMs = z.number({ error: 'expected a positive number of milliseconds' }).positive({ error: 'expected a positive number of milliseconds' })
+
+export const benchOptionsSchema = z.strictObject({
+  /** Target arrival rate in requests per second; `Infinity` sends everything at t = 0. @default Infinity */
+  rate: rateSchema.default(Number.POSITIVE_INFINITY),
+  /** Number of requests. Defaults to the dataset's size for `sharegpt` and `custom`, and is required otherwise. */
+  requests: z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' }).optional(),
+  /** Inter-arrival process. @default 'poisson' */
+  arrival: z.enum(['poisson', 'gamma', 'constant'], { error: "expected 'poisson', 'gamma' or 'constant'" }).default('poisson'),
+  /** Gamma shape k (only with `arrival: 'gamma'`): < 1 is burstier than Poisson, > 1 smoother. @default 1 */
+  burstiness: z.number({ error: 'expected a positive number' }).positive({ error: 'expected a positive number' }).default(1),
+  /** Rescale the schedule so the last arrival lands at N/rate, as `vllm bench serve` does. @default false */
+  normalize: z.boolean({ error: 'expected a boolean' }).default(false),
+  /** Seed for the schedule and the dataset. @default 42 (as bench_serving) */
+  seed: z.int({ error: 'expected an integer' }).default(42),
+  dataset: datasetSchema.default({ kind: 'random', inputLen: 128, outputLen: 32, rangeRatio: 1, rangeMode: 'sglang', tokenized: false }),
+  /** `'generate'` = SGLang native /generate; `'completions'` = /v1/completions; `'chat'` = /v1/chat/completions. @default 'generate' */
+  api: z.enum(['generate', 'completions', 'chat'], { error: "expected 'generate', 'completions' or 'chat'" }).default('generate'),
+  /** @default true */
+  stream: z.boolean({ error: 'expected a boolean' }).default(true),
+  /** Cap on concurrent requests; later arrivals wait (the wait shows in queue_time_in_router). @default Infinity */
+  maxInFlight: z
+    .number({ error: 'expected a positive integer or Infinity' })
+    .refine((n) => n === Number.POSITIVE_INFINITY || (Number.isInteger(n) && n > 0), { error: 'expected a positive integer or Infinity' })
+    .default(Number.POSITIVE_INFINITY),
+  /** Requests sent before the run and left out of every statistic. @default 0 */
+  warmup: z.int({ error: 'expected a non-negative integer' }).nonnegative({ error: 'expected a non-negative integer' }).default(0),
+  /** Call the server's /flush_cache before the run. @default false */
+  flushCache: z.boolean({ error: 'expected a boolean' }).default(false),
+  /** Folder for requests.csv and summary.json. */
+  outDir: z.string({ error: 'expected a folder path' }).min(1).optional(),
+  /** Model name for /v1/* requests; read from /v1/models when omitted. */
+  model: z.string().min(1).optional(),
+  /** Sent as `Authorization: Bearer …`; never written to any file or log. */
+  apiKey: z.string().min(1).optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+  /** Merged into every request body. */
+  extraBody: z.record(z.string(), z.unknown()).default({}),
+  /** @default 0 */
+  temperature: z.number().min(0).default(0),
+  /** A stream with no bytes for this long fails with a stall error. @default 60000 */
+  stallTimeoutMs: positiveMs.default(60_000),
+  /** Time allowed until response headers. @default 600000 */
+  headersTimeoutMs: positiveMs.default(600_000),
+  /** Aborts the run; unsent requests are recorded as failed, never dropped. */
+  signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
+  /** A name for this experiment, written to summary.json. */
+  name: z.string().optional(),
+  /** Called about once a second with the run's progress. */
+  onProgress: z.custom<(p: ProgressSnapshot) => void>((f) => typeof f === 'function', { error: 'expected a function' }).optional(),
+  /** Milliseconds from the run's start at which to call a hook (the failure schedule uses this). */
+  timeline: z
+    .array(z.strictObject({ atMs: z.number().nonnegative(), run: z.custom<() => unknown>((f) => typeof f === 'function') }))
+    .default([]),
+})
+
+export type BenchOptions = z.input<typeof benchOptionsSchema>
+export type ResolvedBenchOptions = z.output<typeof benchOptionsSchema> & { requests: number }
+
+/** Validates every option at once and throws an InvalidOptionError listing each problem. */
+export function validateBenchOptions(input: unknown): z.output<typeof benchOptionsSchema> {
+  const parsed = benchOptionsSchema.safeParse(input ?? {}, { reportInput: true })
+  if (!parsed.success) throw new InvalidOptionError('benchRequests options', formatIssues(parsed.error.issues))
+  const opts = parsed.data
+  const problems: string[] = []
+  if (opts.arrival !== 'gamma' && (input as { burstiness?: unknown }).burstiness !== undefined) {
+    problems.push(`\`burstiness\`: only applies to arrival 'gamma', got arrival '${opts.arrival}'`)
+  }
+  const sized = opts.dataset.kind === 'sharegpt' || opts.dataset.kind === 'custom'
+  if (opts.requests === undefined && !sized && opts.dataset.kind !== 'shared-prefix') {
+    problems.push('`requests`: expected a positive integer (how many requests to send), got nothing')
+  }
+  if (opts.api !== 'generate' && opts.dataset.kind === 'random' && opts.dataset.tokenized) {
+    problems.push(`\`dataset.tokenized\`: token ids can only be sent with api 'generate', got api '${opts.api}'`)
+  }
+  if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
+  return opts
+}

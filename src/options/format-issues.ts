@@ -1,0 +1,21 @@
+import type { z } from 'zod'
+
+/** Renders a value the way an option error quotes it: `-1` (number), `"fast"` (string). */
+export function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing'
+  if (typeof value === 'string') return `${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)} (string)`
+  if (typeof value === 'number') return `${Number.isNaN(value) ? 'NaN' : String(value)} (number)`
+  if (Array.isArray(value)) return `an array of ${value.length}`
+  if (value === null) return 'null'
+  if (typeof value === 'object') return 'an object'
+  return `${String(value)} (${typeof value})`
+}
+
+/** One line per zod issue: "`rate`: expected a positive number or Infinity, got -1 (number)". */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  return issues.map((issue) => {
+    const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(options)'
+    const got = 'input' in issue ? `, got ${describeValue(issue.input)}` : ''
+    return `\`${path}\`: ${issue.message}${got}`
+  })
+}

@@ -1,0 +1,26 @@
+/** The design's columns, in order; other code and users' scripts rely on these names and this order. */
+export const DESIGN_COLUMNS = [
+  'req_id', 'success', 'error', 'host', 'has_generated_text',
+  'input_length', 'expected_output_length',
+  'actual_prompt_tokens', 'actual_output_tokens', 'actual_total_tokens',
+  'output_tokens_from_trace', 'decode_length',
+  'arrival_time', 'router_send_time', 'server_created_time', 'queue_time_start', 'queue_time_end',
+  'server_first_token_time', 'finish_time',
+  'server_latency', 'total_latency', 'ttft', 'queue_time_in_router', 'queue_time_in_server', 'tokenize_time', 'pure_queue_time',
+] as const
+
+/** Extras after the design's columns. */
+export const EXTRA_COLUMNS = [
+  'client_ttft', 'prefill_time', 'network_time', 'tpot', 'itl_mean', 'itl_max', 'decode_time',
+  'finish_reason', 'http_status', 'error_type', 'cached_tokens', 'dispatch_lag', 'server_e2e_latency', 'chunks', 'server_timestamps',
+] as const
+
+export const CSV_COLUMNS = [...DESIGN_COLUMNS, ...EXTRA_COLUMNS] as const
+
+/** Duration columns (seconds in the CSV, ms in summaries). */
+export const DURATION_COLUMNS = [
+  'server_latency', 'total_latency', 'ttft', 'queue_time_in_router', 'queue_time_in_server', 'tokenize_time', 'pure_queue_time',
+  'client_ttft', 'prefill_time', 'network_time', 'tpot', 'itl_mean', 'itl_max', 'decode_time', 'dispatch_lag', 'server_e2e_latency',
+] as const
+
+export type DurationColumn = (typeof DURATION_COLUMNS)[number]

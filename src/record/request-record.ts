@@ -1,0 +1,114 @@
+import type { Observation } from '../send/observation.ts'
+import type { RunClock } from './clock.ts'
+import type { ErrorType } from '../send/classify-error.ts'
+import { serverInstants, type ServerInstants } from './server-timestamps.ts'
+
+/**
+ * One row of requests.csv. Times are seconds since the run's start; durations are seconds. A field the
+ * client or server could not know is `undefined` (an empty CSV cell).
+ */
+export interface RequestRecord {
+  req_id: string
+  success: boolean
+  error: string | undefined
+  host: string
+  has_generated_text: boolean
+  input_length: number
+  expected_output_length: number
+  actual_prompt_tokens: number | undefined
+  actual_output_tokens: number | undefined
+  actual_total_tokens: number | undefined
+  output_tokens_from_trace: number | undefined
+  decode_length: number | undefined
+  arrival_time: number
+  router_send_time: number | undefined
+  server_created_time: number | undefined
+  queue_time_start: number | undefined
+  queue_time_end: number | undefined
+  server_first_token_time: number | undefined
+  finish_time: number
+  server_latency: number | undefined
+  total_latency: number
+  ttft: number | undefined
+  queue_time_in_router: number | undefined
+  queue_time_in_server: number | undefined
+  tokenize_time: number | undefined
+  pure_queue_time: number | undefined
+  client_ttft: number | undefined
+  prefill_time: number | undefined
+  network_time: number | undefined
+  tpot: number | undefined
+  itl_mean: number | undefined
+  itl_max: number | undefined
+  decode_time: number | undefined
+  finish_reason: string | undefined
+  http_status: number | undefined
+  error_type: ErrorType | undefined
+  cached_tokens: number | undefined
+  dispatch_lag: number
+  server_e2e_latency: number | undefined
+  chunks: number
+  server_timestamps: ServerInstants['variant']
+}
+
+const diff = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : a - b)
+const seconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : ms / 1000)
+const sum = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : a + b)
+
+/** Applies the design's formulas (README, "The per-request record") to one observation. */
+export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSeconds'>, errorType: ErrorType | undefined, streamed: boolean): RequestRecord {
+  const s = serverInstants(obs.serverTiming, streamed)
+  const onRunAxis = (epoch: number | undefined): number | undefined => (epoch === undefined ? undefined : clock.toRunSeconds(epoch))
+  const arrival = obs.arrivalMs / 1000
+  const send = seconds(obs.sendMs)
+  const created = onRunAxis(s.server_created_time)
+  const qStart = onRunAxis(s.queue_time_start)
+  const qEnd = onRunAxis(s.queue_time_end)
+  const firstToken = onRunAxis(s.server_first_token_time)
+  const finish = obs.finishMs / 1000
+  const clientFirst = seconds(obs.firstTokenMs)
+  const outTokens = obs.completionTokens
+  return {
+    req_id: obs.reqId,
+    success: obs.success,
+    error: obs.error,
+    host: obs.host,
+    has_generated_text: obs.hasGeneratedText,
+    input_length: obs.inputLength,
+    expected_output_length: obs.expectedOutputLength,
+    actual_prompt_tokens: obs.promptTokens,
+    actual_output_tokens: outTokens,
+    actual_total_tokens: sum(obs.promptTokens, outTokens),
+    output_tokens_from_trace: obs.outputTokensFromTrace,
+    decode_length: outTokens,
+    arrival_time: arrival,
+    router_send_time: send,
+    server_created_time: created,
+    queue_time_start: qStart,
+    queue_time_end: qEnd,
+    server_first_token_time: firstToken,
+    finish_time: finish,
+    server_latency: diff(finish, send),
+    total_latency: finish - arrival,
+    ttft: diff(firstToken, arrival),
+    queue_time_in_router: diff(send, arrival),
+    queue_time_in_server: diff(firstToken, created),
+    tokenize_time: diff(qStart, created),
+    pure_queue_time: diff(qEnd, qStart),
+    client_ttft: diff(clientFirst, arrival),
+    prefill_time: diff(firstToken, qEnd),
+    network_time: diff(created, send),
+    tpot: outTokens !== undefined && outTokens > 1 && clientFirst !== undefined ? (finish - clientFirst) / (outTokens - 1) : undefined,
+    itl_mean: obs.itlCount > 0 ? obs.itlSumMs / obs.itlCount / 1000 : undefined,
+    itl_max: obs.itlCount > 0 ? obs.itlMaxMs / 1000 : undefined,
+    decode_time: diff(finish, clientFirst),
+    finish_reason: obs.finishReason,
+    http_status: obs.httpStatus,
+    error_type: errorType,
+    cached_tokens: obs.cachedTokens,
+    dispatch_lag: obs.dispatchLagMs / 1000,
+    server_e2e_latency: obs.serverTiming['e2e_latency'],
+    chunks: obs.chunks,
+    server_timestamps: s.variant,
+  }
+}

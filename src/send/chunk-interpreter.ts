@@ -1,0 +1,79 @@
+import { addTokens, type Observation } from './observation.ts'
+import type { Api } from './request-body.ts'
+import { collectTiming } from './server-timing-keys.ts'
+
+/** A 200 response whose payload says it failed: an error chunk, or a server abort. */
+export class PayloadError extends Error {
+  override name = 'PayloadError'
+}
+
+type Json = Record<string, unknown>
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v)
+const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined)
+
+function errorMessage(payload: Json): string | undefined {
+  const err = payload['error']
+  if (isObject(err)) return String(err['message'] ?? JSON.stringify(err))
+  if (typeof err === 'string') return err
+  if (payload['object'] === 'error') return String(payload['message'] ?? 'error')
+  return undefined
+}
+
+/**
+ * Applies one parsed payload (an SSE event's JSON, or a whole non-streamed body) to the observation.
+ * Token counts come from the server (meta_info.completion_tokens, usage), never from chunk counts, except
+ * that on /v1 streams each content chunk is timed as one token until usage arrives.
+ */
+export function interpretPayload(api: Api, payload: unknown, obs: Observation, atMs: number): void {
+  if (!isObject(payload)) throw new PayloadError(`expected a JSON object, got ${JSON.stringify(payload).slice(0, 80)}`)
+  const message = errorMessage(payload)
+  if (message !== undefined) throw new PayloadError(`server error in response: ${message}`)
+  obs.chunks++
+  if (api === 'generate') interpretGenerate(payload, obs, atMs)
+  else interpretOpenAi(payload, obs, atMs)
+}
+
+function interpretGenerate(payload: Json, obs: Observation, atMs: number): void {
+  const meta = isObject(payload['meta_info']) ? payload['meta_info'] : {}
+  const text = payload['text']
+  if (typeof text === 'string' && text.length > 0) obs.hasGeneratedText = true
+  const total = num(meta['completion_tokens'])
+  if (total !== undefined) {
+    addTokens(obs, total - (obs.completionTokens ?? 0), atMs)
+    obs.completionTokens = total
+  }
+  obs.promptTokens = num(meta['prompt_tokens']) ?? obs.promptTokens
+  obs.cachedTokens = num(meta['cached_tokens']) ?? obs.cachedTokens
+  collectTiming(meta, obs.serverTiming)
+  const finish = meta['finish_reason']
+  if (isObject(finish)) {
+    obs.finishReason = String(finish['type'])
+    if (finish['type'] === 'abort') {
+      const status = num(finish['status_code'])
+      throw new PayloadError(`aborted by the server${status !== undefined ? ` (${status})` : ''}: ${String(finish['message'] ?? '')}`)
+    }
+  }
+}
+
+function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
+  const choices = Array.isArray(payload['choices']) ? payload['choices'] : []
+  const choice: unknown = choices[0]
+  if (isObject(choice)) {
+    const delta = isObject(choice['delta']) ? choice['delta'] : isObject(choice['message']) ? choice['message'] : choice
+    const content = [delta['content'], delta['reasoning_content'], delta['text']].find((c) => typeof c === 'string' && c.length > 0)
+    if (content !== undefined) {
+      obs.hasGeneratedText = true
+      addTokens(obs, 1, atMs)
+    }
+    if (typeof choice['finish_reason'] === 'string') obs.finishReason = choice['finish_reason']
+    if (choice['finish_reason'] === 'abort') throw new PayloadError('aborted by the server (finish_reason "abort")')
+  }
+  const usage = payload['usage']
+  if (isObject(usage)) {
+    obs.promptTokens = num(usage['prompt_tokens']) ?? obs.promptTokens
+    obs.completionTokens = num(usage['completion_tokens']) ?? obs.completionTokens
+    const details = usage['prompt_tokens_details']
+    if (isObject(details)) obs.cachedTokens = num(details['cached_tokens']) ?? obs.cachedTokens
+  }
+}

@@ -1,0 +1,83 @@
+import { PayloadError } from './chunk-interpreter.ts'
+
+export type ErrorType =
+  | 'http'
+  | 'payload'
+  | 'malformed'
+  | 'incomplete'
+  | 'refused'
+  | 'reset'
+  | 'headers_timeout'
+  | 'stall'
+  | 'aborted'
+  | 'connect_timeout'
+  | 'other'
+
+export class IncompleteStreamError extends Error {
+  override name = 'IncompleteStreamError'
+}
+
+export class HttpStatusError extends Error {
+  override name = 'HttpStatusError'
+  readonly status: number
+  constructor(status: number, detail: string) {
+    super(`HTTP ${status}${detail === '' ? '' : `: ${detail}`}`)
+    this.status = status
+  }
+}
+
+export interface ClassifiedError {
+  type: ErrorType
+  message: string
+}
+
+/** Classifies by error class and `code`, never by message text (undici's codes are its stable API). */
+export function classifyError(err: unknown, ctx: { stallTimeoutMs: number; headersTimeoutMs: number; chunks: number }): ClassifiedError {
+  if (err instanceof HttpStatusError) return { type: 'http', message: err.message }
+  if (err instanceof PayloadError) return { type: 'payload', message: err.message }
+  if (err instanceof IncompleteStreamError) return { type: 'incomplete', message: err.message }
+  if (err instanceof SyntaxError) return { type: 'malformed', message: `malformed JSON in response: ${err.message}` }
+  const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } }
+  const code = e.code ?? e.cause?.code
+  switch (code) {
+    case 'ECONNREFUSED':
+      return { type: 'refused', message: 'connection refused' }
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+      return { type: 'reset', message: ctx.chunks > 0 ? `connection closed mid-stream after ${ctx.chunks} chunks` : `connection reset before a response (${e.message ?? code})` }
+    case 'UND_ERR_HEADERS_TIMEOUT':
+      return { type: 'headers_timeout', message: `no response headers within ${ctx.headersTimeoutMs} ms (headersTimeoutMs)` }
+    case 'UND_ERR_BODY_TIMEOUT':
+      return { type: 'stall', message: `stream stalled: no data for ${ctx.stallTimeoutMs} ms (stallTimeoutMs) after ${ctx.chunks} chunks` }
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+      return { type: 'connect_timeout', message: 'connect timeout' }
+    case 'UND_ERR_ABORTED':
+    case 'UND_ERR_ABORT':
+    case 'ABORT_ERR':
+      return { type: 'aborted', message: `aborted by the client${reason(err)}` }
+  }
+  if (e.name === 'AbortError') return { type: 'aborted', message: `aborted by the client${reason(err)}` }
+  return { type: 'other', message: `${code ?? e.name ?? 'Error'}: ${e.message ?? String(err)}` }
+}
+
+function reason(err: unknown): string {
+  const cause = (err as { cause?: unknown }).cause
+  if (cause instanceof Error && cause.message !== '') return ` (${cause.message})`
+  return ''
+}
+
+/** The readable part of an error body: SGLang's `detail`, OpenAI's `message` or `error.message`. */
+export function errorDetail(body: string): string {
+  try {
+    const json = JSON.parse(body) as Record<string, unknown>
+    const err = json['error']
+    const fromErr = typeof err === 'object' && err !== null ? (err as Record<string, unknown>)['message'] : err
+    const detail = json['detail'] ?? json['message'] ?? fromErr
+    if (detail !== undefined) return typeof detail === 'string' ? detail : JSON.stringify(detail)
+  } catch {
+    // not JSON: fall through to the raw text
+  }
+  return body.trim().slice(0, 300)
+}

@@ -1,0 +1,78 @@
+/**
+ * What the client saw of one request, on its own monotonic clock (ms since the run's start), plus the
+ * server's numbers copied from the response. `buildRecord` turns it into the CSV row.
+ */
+export interface Observation {
+  index: number
+  reqId: string
+  inputLength: number
+  expectedOutputLength: number
+  /** Scheduled arrival (the Poisson process). */
+  arrivalMs: number
+  /** How late the dispatcher fired relative to the arrival (client lag). */
+  dispatchLagMs: number
+  /** When the request was handed to the socket; undefined if it never was. */
+  sendMs: number | undefined
+  headersMs: number | undefined
+  firstTokenMs: number | undefined
+  lastTokenMs: number | undefined
+  finishMs: number
+  httpStatus: number | undefined
+  host: string
+  success: boolean
+  error: string | undefined
+  hasGeneratedText: boolean
+  promptTokens: number | undefined
+  completionTokens: number | undefined
+  cachedTokens: number | undefined
+  outputTokensFromTrace: number | undefined
+  finishReason: string | undefined
+  /** Per-token inter-token latencies after the first token, summarised as they arrive. */
+  itlSumMs: number
+  itlCount: number
+  itlMaxMs: number
+  chunks: number
+  /** Server timing keys found in meta_info (epoch seconds or seconds), by their wire name. */
+  serverTiming: Record<string, number>
+}
+
+export function newObservation(init: Pick<Observation, 'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'>): Observation {
+  return {
+    ...init,
+    sendMs: undefined,
+    headersMs: undefined,
+    firstTokenMs: undefined,
+    lastTokenMs: undefined,
+    finishMs: init.arrivalMs,
+    httpStatus: undefined,
+    success: false,
+    error: undefined,
+    hasGeneratedText: false,
+    promptTokens: undefined,
+    completionTokens: undefined,
+    cachedTokens: undefined,
+    outputTokensFromTrace: undefined,
+    finishReason: undefined,
+    itlSumMs: 0,
+    itlCount: 0,
+    itlMaxMs: 0,
+    chunks: 0,
+    serverTiming: {},
+  }
+}
+
+/** Records `tokens` new tokens arriving at `atMs`, splitting the gap evenly over them (as bench_serving). */
+export function addTokens(obs: Observation, tokens: number, atMs: number): void {
+  if (tokens <= 0) return
+  if (obs.firstTokenMs === undefined) {
+    obs.firstTokenMs = atMs
+    obs.lastTokenMs = atMs
+    tokens -= 1
+    if (tokens === 0) return
+  }
+  const perToken = (atMs - (obs.lastTokenMs as number)) / tokens
+  obs.itlSumMs += perToken * tokens
+  obs.itlCount += tokens
+  if (perToken > obs.itlMaxMs) obs.itlMaxMs = perToken
+  obs.lastTokenMs = atMs
+}

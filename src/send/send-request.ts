@@ -1,0 +1,97 @@
+import { createParser } from 'eventsource-parser'
+import type { Pool } from 'undici'
+import { interpretPayload } from './chunk-interpreter.ts'
+import { classifyError, errorDetail, HttpStatusError, IncompleteStreamError, type ErrorType } from './classify-error.ts'
+import type { Observation } from './observation.ts'
+import { API_PATHS, type Api } from './request-body.ts'
+
+export interface SendContext {
+  pool: Pool
+  api: Api
+  stream: boolean
+  headers: Record<string, string>
+  stallTimeoutMs: number
+  headersTimeoutMs: number
+  signal: AbortSignal | undefined
+  nowMs: () => number
+}
+
+/** The response header our simulated router sets to name the worker that served a request. */
+export const WORKER_HEADER = 'x-llm-perf-worker'
+
+const MAX_ERROR_BODY = 4096
+
+/**
+ * Sends one request and fills the observation. Never throws: every failure (HTTP status, error chunk,
+ * malformed JSON, truncated stream, reset, timeout, stall, abort) becomes `success: false` with an error.
+ */
+export async function sendRequest(ctx: SendContext, body: Record<string, unknown>, obs: Observation): Promise<ErrorType | undefined> {
+  try {
+    obs.sendMs = ctx.nowMs()
+    const res = await ctx.pool.request({
+      path: API_PATHS[ctx.api],
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...ctx.headers },
+      body: JSON.stringify(body),
+      signal: ctx.signal,
+      headersTimeout: ctx.headersTimeoutMs,
+      bodyTimeout: ctx.stallTimeoutMs,
+    })
+    obs.headersMs = ctx.nowMs()
+    obs.httpStatus = res.statusCode
+    const worker = res.headers[WORKER_HEADER]
+    if (typeof worker === 'string' && worker !== '') obs.host = worker
+    if (res.statusCode >= 400) {
+      const text = await readCapped(res.body)
+      throw new HttpStatusError(res.statusCode, errorDetail(text))
+    }
+    const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream')
+    if (ctx.stream && isSse) await readEventStream(ctx, res.body, obs)
+    else interpretPayload(ctx.api, JSON.parse(await res.body.text()), obs, ctx.nowMs())
+    obs.success = true
+    return undefined
+  } catch (err) {
+    const classified = classifyError(err, { stallTimeoutMs: ctx.stallTimeoutMs, headersTimeoutMs: ctx.headersTimeoutMs, chunks: obs.chunks })
+    obs.success = false
+    obs.error = classified.message
+    return classified.type
+  } finally {
+    obs.finishMs = ctx.nowMs()
+  }
+}
+
+async function readEventStream(ctx: SendContext, body: AsyncIterable<unknown> & { setEncoding(e: 'utf8'): unknown }, obs: Observation): Promise<void> {
+  let done = false
+  let failure: unknown
+  const parser = createParser({
+    onEvent(event) {
+      if (done || failure !== undefined) return
+      if (event.data === '[DONE]') {
+        done = true
+        return
+      }
+      try {
+        interpretPayload(ctx.api, JSON.parse(event.data), obs, ctx.nowMs())
+      } catch (err) {
+        failure = err
+      }
+    },
+  })
+  body.setEncoding('utf8')
+  for await (const chunk of body) {
+    parser.feed(chunk as string)
+    if (failure !== undefined) break
+  }
+  if (failure === undefined && !done) parser.reset({ consume: true })
+  if (failure !== undefined) throw failure
+  if (!done) throw new IncompleteStreamError(`stream ended without [DONE] after ${obs.chunks} chunks`)
+}
+
+async function readCapped(body: AsyncIterable<unknown> & { dump?: () => Promise<void> }): Promise<string> {
+  let text = ''
+  for await (const chunk of body) {
+    text += Buffer.isBuffer(chunk) ? chunk.toString('utf8') : String(chunk)
+    if (text.length >= MAX_ERROR_BODY) break
+  }
+  return text.slice(0, MAX_ERROR_BODY)
+}

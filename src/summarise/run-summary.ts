@@ -1,0 +1,105 @@
+import { DURATION_COLUMNS } from '../record/columns.ts'
+import type { RequestRecord } from '../record/request-record.ts'
+import { concurrencyOverTime, type ConcurrencySummary } from './concurrency.ts'
+import { distribution, type Distribution } from './distribution.ts'
+
+export interface LagSummary {
+  p50: number
+  p99: number
+  max: number
+}
+
+/** Per-experiment figures; every one can be recomputed from requests.csv (durations in ms here). */
+export interface RunSummary {
+  requests: number
+  successes: number
+  failures: number
+  success_rate: number
+  /** Seconds from the run's start to the last finish. */
+  duration_s: number
+  request_throughput: number
+  input_token_throughput: number
+  output_token_throughput: number
+  total_token_throughput: number
+  target_rate: number | null
+  /** (n − 1) / last arrival: the rate the drawn schedule itself realises. */
+  scheduled_rate: number | null
+  /** (n − 1) / (last send − first send): the rate the client achieved. */
+  achieved_rate: number | null
+  dispatch_lag_ms: LagSummary
+  event_loop_delay_ms: LagSummary
+  /** Requests that waited for a free slot under `maxInFlight`. */
+  waited_for_slot: number
+  metrics: Partial<Record<(typeof DURATION_COLUMNS)[number], Distribution>>
+  concurrency: ConcurrencySummary
+  requests_per_host: Record<string, number>
+  errors_by_type: Record<string, number>
+  server_timestamps: Record<string, number>
+  cache_hit_rate: number | null
+}
+
+export interface SummaryInputs {
+  records: readonly RequestRecord[]
+  targetRate: number
+  eventLoopDelayMs: LagSummary
+  waitedForSlot: number
+}
+
+const count = <T>(items: readonly T[], key: (t: T) => string | undefined): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (const item of items) {
+    const k = key(item)
+    if (k !== undefined) out[k] = (out[k] ?? 0) + 1
+  }
+  return out
+}
+
+const total = (records: readonly RequestRecord[], pick: (r: RequestRecord) => number | undefined): number =>
+  records.reduce((acc, r) => acc + (pick(r) ?? 0), 0)
+
+const rateOver = (times: number[]): number | null => {
+  if (times.length < 2) return null
+  const span = Math.max(...times) - Math.min(...times)
+  return span > 0 ? (times.length - 1) / span : null
+}
+
+export function summariseRun(inputs: SummaryInputs): RunSummary {
+  const { records } = inputs
+  const ok = records.filter((r) => r.success)
+  const duration = records.reduce((m, r) => Math.max(m, r.finish_time), 0)
+  const metrics: RunSummary['metrics'] = {}
+  for (const column of DURATION_COLUMNS) {
+    const source = column === 'dispatch_lag' ? records : ok
+    const values = source.flatMap((r) => (r[column] === undefined ? [] : [r[column] * 1000]))
+    const d = distribution(values)
+    if (d !== undefined) metrics[column] = d
+  }
+  const lag = metrics.dispatch_lag
+  const prompt = total(ok, (r) => r.actual_prompt_tokens)
+  const output = total(ok, (r) => r.actual_output_tokens)
+  const cached = total(ok, (r) => r.cached_tokens)
+  const per = (n: number): number => (duration > 0 ? n / duration : 0)
+  return {
+    requests: records.length,
+    successes: ok.length,
+    failures: records.length - ok.length,
+    success_rate: records.length > 0 ? ok.length / records.length : 0,
+    duration_s: duration,
+    request_throughput: per(ok.length),
+    input_token_throughput: per(prompt),
+    output_token_throughput: per(output),
+    total_token_throughput: per(prompt + output),
+    target_rate: Number.isFinite(inputs.targetRate) ? inputs.targetRate : null,
+    scheduled_rate: rateOver(records.map((r) => r.arrival_time)),
+    achieved_rate: rateOver(records.flatMap((r) => (r.router_send_time === undefined ? [] : [r.router_send_time]))),
+    dispatch_lag_ms: { p50: lag?.p50 ?? 0, p99: lag?.p99 ?? 0, max: lag?.max ?? 0 },
+    event_loop_delay_ms: inputs.eventLoopDelayMs,
+    waited_for_slot: inputs.waitedForSlot,
+    metrics,
+    concurrency: concurrencyOverTime(records),
+    requests_per_host: count(records, (r) => r.host),
+    errors_by_type: count(records, (r) => r.error_type),
+    server_timestamps: count(records, (r) => r.server_timestamps),
+    cache_hit_rate: prompt > 0 && ok.some((r) => r.cached_tokens !== undefined) ? cached / prompt : null,
+  }
+}
