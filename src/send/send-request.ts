@@ -4,6 +4,7 @@ import { interpretPayload } from './chunk-interpreter.ts'
 import { classifyError, errorDetail, HttpStatusError, IncompleteStreamError, type ErrorType } from './classify-error.ts'
 import type { Observation } from './observation.ts'
 import { API_PATHS, type Api } from './request-body.ts'
+import { WORKER_HEADER } from './worker-header.ts'
 
 export interface SendContext {
   pool: Pool
@@ -16,8 +17,6 @@ export interface SendContext {
   nowMs: () => number
 }
 
-/** The response header our simulated router sets to name the worker that served a request. */
-export const WORKER_HEADER = 'x-llm-perf-worker'
 
 const MAX_ERROR_BODY = 4096
 

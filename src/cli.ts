@@ -1,0 +1,49 @@
+#!/usr/bin/env node
+import { LlmPerfError } from './errors.ts'
+
+const HELP = `vitest-llm-perf <command> [flags]
+
+Commands:
+  sim-server   a simulated SGLang worker (python -m sglang.launch_server's HTTP protocol)
+  sim-router   a simulated SGLang router (python -m sglang_router.launch_router)
+
+Run \`vitest-llm-perf <command> --help\` for a command's flags.`
+
+const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<unknown>; help: string }>> = {
+  'sim-server': async () => {
+    const [{ runSimWorker }, { WORKER_HELP }] = await Promise.all([import('./sim/worker/sim-worker.ts'), import('./sim/worker/worker-help.ts')])
+    return { run: runSimWorker, help: WORKER_HELP }
+  },
+  'sim-router': async () => {
+    const [{ runSimRouter }, { ROUTER_HELP }] = await Promise.all([import('./sim/router/sim-router.ts'), import('./sim/router/router-help.ts')])
+    return { run: runSimRouter, help: ROUTER_HELP }
+  },
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv
+  if (command === undefined || command === '--help' || command === '-h') {
+    process.stdout.write(`${HELP}\n`)
+    return
+  }
+  const load = COMMANDS[command]
+  if (load === undefined) {
+    process.stderr.write(`Unknown command \`${command}\`. Expected one of: ${Object.keys(COMMANDS).join(', ')}.\n\n${HELP}\n`)
+    process.exit(2)
+  }
+  const { run, help } = await load()
+  if (rest.includes('--help') || rest.includes('-h')) {
+    process.stdout.write(`${help}\n`)
+    return
+  }
+  await run(rest)
+}
+
+main(process.argv.slice(2)).catch((err: unknown) => {
+  if (err instanceof LlmPerfError) {
+    process.stderr.write(`error: ${err.message}\n`)
+    process.exit(2)
+  }
+  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`)
+  process.exit(1)
+})

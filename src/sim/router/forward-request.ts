@@ -1,0 +1,110 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { randomBytes } from 'node:crypto'
+import { pipeline } from 'node:stream/promises'
+import type { Dispatcher } from 'undici'
+import { WORKER_HEADER } from '../../send/worker-header.ts'
+import { sendJson } from '../shared/http-util.ts'
+import type { Policy } from './policies.ts'
+import type { RouterConfig } from './router-config.ts'
+import type { RouterMetrics } from './router-metrics.ts'
+import type { RouterWorker } from './router-worker.ts'
+
+const RETRYABLE = new Set([408, 429, 500, 502, 503, 504])
+const FORWARDED_HEADERS = ['authorization', 'x-request-id', 'x-correlation-id', 'traceparent', 'tracestate', 'x-smg-routing-key', 'content-type']
+
+export interface ForwardContext {
+  cfg: RouterConfig
+  policy: Policy
+  metrics: RouterMetrics
+  workers: () => RouterWorker[]
+}
+
+/** The text a policy routes on: the prompt, or the chat messages' contents. */
+export function routingText(body: Record<string, unknown>): string {
+  const pick = body['text'] ?? body['prompt'] ?? body['input_ids']
+  if (typeof pick === 'string') return pick
+  if (Array.isArray(pick)) return pick.join(' ')
+  const messages = body['messages']
+  if (Array.isArray(messages)) return messages.map((m: unknown) => String((m as Record<string, unknown>)?.['content'] ?? '')).join('\n')
+  return ''
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Forwards one data-plane request. Each attempt re-selects a worker through the policy; a retryable status
+ * or a connection error before the response starts is retried with jittered exponential backoff; once a
+ * 200 stream starts its bytes pass through unchanged, and a failure mid-stream is not retried.
+ */
+export async function forwardRequest(ctx: ForwardContext, path: string, rawBody: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  let body: Record<string, unknown> = {}
+  try {
+    body = JSON.parse(rawBody) as Record<string, unknown>
+  } catch {
+    return sendJson(res, 400, { error: { message: 'Invalid JSON body', type: 'invalid_request_error' } })
+  }
+  const text = routingText(body)
+  const requestId = String(req.headers['x-request-id'] ?? `req-${randomBytes(12).toString('hex')}`)
+  const headers: Record<string, string> = { 'x-request-id': requestId }
+  for (const h of FORWARDED_HEADERS) if (typeof req.headers[h] === 'string') headers[h] = req.headers[h]
+  const maxAttempts = ctx.cfg.disableRetries ? 1 : ctx.cfg.retryMaxRetries + 1
+  const aborted = new AbortController()
+  res.on('close', () => aborted.abort())
+  let last: { status: number; body: string; worker?: string } = { status: 503, body: JSON.stringify({ error: { message: 'No available workers (all circuits open or unhealthy)', code: 'no_available_workers' } }) }
+  for (let attempt = 0; attempt < maxAttempts; attempt++) {
+    if (attempt > 0) {
+      ctx.metrics.retries.inc({ worker: last.worker ?? 'none' })
+      await sleep(backoffMs(ctx.cfg, attempt))
+    }
+    const candidates = ctx.workers().filter((w) => w.available)
+    if (candidates.length === 0) continue
+    const worker = ctx.policy(candidates, text)
+    ctx.metrics.workerSelection.inc({ worker_type: 'regular', connection_mode: 'http', model: 'default', policy: ctx.cfg.policy, worker: worker.url })
+    worker.inFlight++
+    ctx.metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
+    try {
+      let upstream: Dispatcher.ResponseData
+      try {
+        upstream = await worker.pool.request({ path, method: 'POST', headers, body: rawBody, headersTimeout: ctx.cfg.requestTimeoutSecs * 1000, bodyTimeout: 0, signal: aborted.signal })
+      } catch (err) {
+        worker.breaker.record(false)
+        last = { status: 500, body: JSON.stringify({ error: { message: `Failed to reach worker ${worker.url}: ${(err as Error).message}` } }), worker: worker.url }
+        if (aborted.signal.aborted) return
+        continue
+      }
+      if (RETRYABLE.has(upstream.statusCode)) {
+        worker.breaker.record(false)
+        last = { status: upstream.statusCode, body: await upstream.body.text(), worker: worker.url }
+        continue
+      }
+      res.writeHead(upstream.statusCode, {
+        'content-type': String(upstream.headers['content-type'] ?? 'application/json'),
+        'x-request-id': requestId,
+        [WORKER_HEADER]: worker.url,
+      })
+      ctx.metrics.httpResponses.inc({ status_code: String(upstream.statusCode), error_code: '' })
+      try {
+        await pipeline(upstream.body, res)
+        worker.breaker.record(upstream.statusCode < 500)
+      } catch {
+        worker.breaker.record(false)
+        res.destroy()
+      }
+      return
+    } finally {
+      worker.inFlight--
+      ctx.metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
+    }
+  }
+  if (maxAttempts > 1) ctx.metrics.retriesExhausted.inc()
+  ctx.metrics.httpResponses.inc({ status_code: String(last.status), error_code: 'upstream' })
+  if (!res.headersSent) {
+    res.writeHead(last.status, { 'content-type': 'application/json', 'x-request-id': requestId, ...(last.worker === undefined ? {} : { [WORKER_HEADER]: last.worker }) })
+    res.end(last.body)
+  }
+}
+
+function backoffMs(cfg: RouterConfig, attempt: number): number {
+  const base = Math.min(cfg.retryInitialBackoffMs * cfg.retryBackoffMultiplier ** (attempt - 1), cfg.retryMaxBackoffMs)
+  return base * (1 + cfg.retryJitterFactor * (2 * Math.random() - 1))
+}

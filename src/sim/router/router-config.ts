@@ -1,0 +1,82 @@
+import { z } from 'zod'
+import { InvalidOptionError } from '../../errors.ts'
+import { intFlag, numberFlag, parseFlags, type FlagSpec } from '../shared/parse-flags.ts'
+
+export const POLICIES = ['cache_aware', 'round_robin', 'random', 'power_of_two', 'shortest_queue', 'least_load'] as const
+
+const STRING_FLAGS = [
+    'host', 'port', 'policy', 'prometheus-port', 'prometheus-host', 'cache-threshold', 'balance-abs-threshold', 'balance-rel-threshold',
+    'eviction-interval-secs', 'max-tree-size', 'retry-max-retries', 'retry-initial-backoff-ms', 'retry-max-backoff-ms', 'retry-backoff-multiplier',
+    'retry-jitter-factor', 'cb-failure-threshold', 'cb-success-threshold', 'cb-timeout-duration-secs', 'health-check-interval-secs',
+    'health-check-timeout-secs', 'health-failure-threshold', 'health-success-threshold', 'health-check-endpoint', 'request-timeout-secs',
+    'api-key', 'log-level', 'random-seed', 'worker-startup-check-interval', 'worker-startup-timeout-secs',
+]
+const BOOLEAN_FLAGS = ['disable-retries', 'disable-circuit-breaker', 'disable-health-check']
+
+export const ROUTER_FLAGS: FlagSpec = {
+  ...Object.fromEntries(STRING_FLAGS.map((k) => [k, { type: 'string' as const }])),
+  ...Object.fromEntries(BOOLEAN_FLAGS.map((k) => [k, { type: 'boolean' as const }])),
+}
+
+const num = (what: string, min = 0) => numberFlag(what).pipe(z.number().min(min, { error: `expected ${what}` }))
+const int = (what: string, min = 0) => intFlag(what).pipe(z.number().min(min, { error: `expected ${what}` }))
+
+/** Defaults are sglang-router 0.3.x's (notes/sglang-protocol.md §7.2), except the bind address. */
+const schema = z.object({
+  host: z.string().default('127.0.0.1'),
+  port: int('a port number').default(30000),
+  policy: z.enum(POLICIES, { error: `expected one of ${POLICIES.join(', ')}` }).default('cache_aware'),
+  prometheusPort: int('a port number').default(29000),
+  prometheusHost: z.string().default('127.0.0.1'),
+  cacheThreshold: num('a number in [0, 1]').default(0.3),
+  balanceAbsThreshold: num('a non-negative number').default(64),
+  balanceRelThreshold: num('a number ≥ 1', 1).default(1.5),
+  evictionIntervalSecs: num('a number of seconds').default(60),
+  maxTreeSize: int('a positive integer', 1).default(2 ** 26),
+  retryMaxRetries: int('a non-negative integer').default(5),
+  retryInitialBackoffMs: num('a number of milliseconds').default(50),
+  retryMaxBackoffMs: num('a number of milliseconds').default(30_000),
+  retryBackoffMultiplier: num('a number ≥ 1', 1).default(1.5),
+  retryJitterFactor: num('a number in [0, 1]').default(0.2),
+  disableRetries: z.boolean().default(false),
+  cbFailureThreshold: int('a positive integer', 1).default(10),
+  cbSuccessThreshold: int('a positive integer', 1).default(3),
+  cbTimeoutDurationSecs: num('a number of seconds').default(60),
+  disableCircuitBreaker: z.boolean().default(false),
+  healthCheckIntervalSecs: num('a number of seconds').default(60),
+  healthCheckTimeoutSecs: num('a number of seconds').default(5),
+  healthFailureThreshold: int('a positive integer', 1).default(3),
+  healthSuccessThreshold: int('a positive integer', 1).default(2),
+  healthCheckEndpoint: z.string().default('/health'),
+  disableHealthCheck: z.boolean().default(false),
+  requestTimeoutSecs: num('a number of seconds').default(1800),
+  workerStartupCheckInterval: num('a number of seconds').default(0.5),
+  workerStartupTimeoutSecs: num('a number of seconds').default(1800),
+  apiKey: z.string().optional(),
+  logLevel: z.string().optional(),
+  randomSeed: intFlag('an integer').default(0),
+})
+
+export type RouterConfig = z.output<typeof schema> & { workerUrls: string[] }
+
+/** `--worker-urls` takes several values (argparse nargs='+'), which node's parseArgs cannot; split them out first. */
+function takeWorkerUrls(argv: readonly string[]): { urls: string[]; rest: string[] } {
+  const urls: string[] = []
+  const rest: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string
+    if (arg === '--worker-urls') {
+      while (i + 1 < argv.length && !(argv[i + 1] as string).startsWith('--')) urls.push(argv[++i] as string)
+    } else if (arg.startsWith('--worker-urls=')) urls.push(...arg.slice('--worker-urls='.length).split(','))
+    else rest.push(arg)
+  }
+  return { urls, rest }
+}
+
+export function resolveRouterConfig(argv: readonly string[]): RouterConfig {
+  const { urls, rest } = takeWorkerUrls(argv)
+  const { config } = parseFlags('sim-router', rest, ROUTER_FLAGS, schema)
+  const bad = urls.filter((u) => !/^https?:\/\/[^/]+/u.test(u))
+  if (bad.length > 0) throw new InvalidOptionError('sim-router flags', bad.map((u) => `\`--worker-urls\`: expected http(s)://host:port, got ${JSON.stringify(u)}`))
+  return { ...config, workerUrls: urls.map((u) => u.replace(/\/+$/u, '')) }
+}

@@ -1,0 +1,40 @@
+import type { IncomingMessage, ServerResponse } from 'node:http'
+
+/** Largest request body the simulator reads (SGLang's limit is far higher; ours only guards memory). */
+const MAX_BODY_BYTES = 64 * 1024 * 1024
+
+export async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > MAX_BODY_BYTES) throw new Error('request body too large')
+    chunks.push(chunk as Buffer)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body)
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })
+  res.end(text)
+}
+
+export function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
+  res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) })
+  res.end(text)
+}
+
+export function startSse(res: ServerResponse, headers: Record<string, string> = {}): void {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers })
+  res.flushHeaders()
+}
+
+/** One SSE event exactly as SGLang frames it: `data: ` + compact JSON + blank line. */
+export function writeEvent(res: ServerResponse, payload: unknown): void {
+  if (!res.writableEnded && !res.destroyed) res.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`)
+}
+
+export function endSse(res: ServerResponse): void {
+  if (!res.writableEnded && !res.destroyed) res.end('data: [DONE]\n\n')
+}

@@ -1,0 +1,204 @@
+import { performance } from 'node:perf_hooks'
+import { epochNowMs } from '../../record/clock.ts'
+import { PrefixCache } from './prefix-cache.ts'
+import type { SpeedProfile } from './profiles.ts'
+import type { SimRequest } from './sim-request.ts'
+import type { WorkerMetrics } from './worker-metrics.ts'
+
+export interface EngineConfig {
+  profile: SpeedProfile
+  maxRunningRequests: number
+  maxTotalTokens: number
+  chunkedPrefillSize: number
+  maxQueuedRequests: number | undefined
+  disableRadixCache: boolean
+  /** Time scale: 2 runs every step twice as fast as the profile says. */
+  speed: number
+}
+
+/** How far the engine's virtual timeline may lag real time before it stops catching up. */
+const MAX_CATCH_UP_MS = 20
+
+/**
+ * Continuous batching in real time, as SGLang's scheduler does it by default: a FCFS waiting queue;
+ * admission bounded by max-running-requests and a KV-token budget; prefill batches (chunked) take
+ * priority over decode; each decode step adds one token to every running request. Timestamps are
+ * stamped when things actually happen; step lengths follow the profile on a virtual timeline that
+ * catches up when a timer fires late, so throughput does not drift with timer granularity.
+ */
+export class SimEngine {
+  readonly cache: PrefixCache
+  readonly #cfg: EngineConfig
+  readonly #metrics: WorkerMetrics | undefined
+  readonly #waiting: SimRequest[] = []
+  readonly #running: SimRequest[] = []
+  readonly #byRid = new Map<string, SimRequest>()
+  #reserved = 0
+  #busy = false
+  #virtualEndMs = 0
+  #generatedTotal = 0
+
+  constructor(cfg: EngineConfig, metrics?: WorkerMetrics) {
+    this.#cfg = cfg
+    this.#metrics = metrics
+    this.cache = new PrefixCache(cfg.maxTotalTokens)
+  }
+
+  get running(): number {
+    return this.#running.length
+  }
+  get waiting(): number {
+    return this.#waiting.length
+  }
+  get usedTokens(): number {
+    return this.#running.reduce((acc, r) => acc + r.prefillDone + r.generated, 0)
+  }
+  get generatedTotal(): number {
+    return this.#generatedTotal
+  }
+  has(rid: string): boolean {
+    return this.#byRid.has(rid)
+  }
+
+  /** Queues a request; answers why it cannot be queued, as SGLang would. */
+  submit(req: SimRequest): { ok: true } | { ok: false; status: number; message: string } {
+    if (req.reservedTokens > this.#cfg.maxTotalTokens) {
+      return { ok: false, status: 400, message: `The input (${req.promptIds.length} tokens) plus max_new_tokens exceeds the KV cache capacity (${this.#cfg.maxTotalTokens} tokens).` }
+    }
+    if (this.#cfg.maxQueuedRequests !== undefined && this.#waiting.length >= this.#cfg.maxQueuedRequests) {
+      return { ok: false, status: 503, message: 'The request queue is full.' }
+    }
+    req.waitEntryEpoch = epochNowMs() / 1000
+    this.#waiting.push(req)
+    this.#byRid.set(req.rid, req)
+    if (!this.#busy) this.#startStep()
+    return { ok: true }
+  }
+
+  abort(rid: string): void {
+    const req = this.#byRid.get(rid)
+    if (req !== undefined) req.aborted = true
+  }
+
+  /** SGLang refuses to flush while requests are running or waiting. */
+  flush(): boolean {
+    if (this.#running.length > 0 || this.#waiting.length > 0) return false
+    this.cache.clear()
+    return true
+  }
+
+  #startStep(): void {
+    if (!this.#busy) this.#virtualEndMs = performance.now()
+    this.#dropAborted()
+    this.#admit()
+    this.#metrics?.setQueue(this.#running.length, this.#waiting.length, this.usedTokens / this.#cfg.maxTotalTokens)
+    const prefill = this.#prefillBatch()
+    const decode = prefill.length > 0 ? [] : this.#decodeBatch()
+    if (prefill.length === 0 && decode.length === 0) {
+      const stalled = this.#running.some((r) => r.stalledUntilMs > performance.now())
+      this.#busy = stalled
+      if (stalled) setTimeout(() => this.#startStep(), 1)
+      return
+    }
+    this.#busy = true
+    const nowMs = performance.now()
+    const startEpoch = epochNowMs() / 1000
+    for (const [req] of prefill) {
+      if (req.forwardEntryEpoch === undefined) {
+        req.forwardEntryEpoch = startEpoch
+        this.#metrics?.observeQueueTime(startEpoch - req.waitEntryEpoch)
+      }
+    }
+    const durationMs = this.#stepMs(prefill, decode) / this.#cfg.speed
+    const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
+    this.#virtualEndMs = virtualStart + durationMs
+    setTimeout(() => this.#endStep(prefill, decode), Math.max(0, this.#virtualEndMs - nowMs))
+  }
+
+  #stepMs(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {
+    const p = this.#cfg.profile
+    if (prefill.length > 0) return p.prefillBaseMs + p.prefillPerTokenMs * prefill.reduce((acc, [, n]) => acc + n, 0)
+    const context = decode.reduce((acc, r) => acc + r.promptIds.length + r.generated, 0)
+    return p.decodeBaseMs + p.decodePerSeqMs * decode.length + p.decodePerCtxTokenMs * context
+  }
+
+  #endStep(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): void {
+    const epoch = epochNowMs() / 1000
+    for (const [req, tokens] of prefill) {
+      req.prefillDone += tokens
+      if (req.prefillDone < req.promptIds.length || req.aborted) continue
+      req.prefillFinishedEpoch = epoch
+      if (!this.#cfg.disableRadixCache) this.cache.insert(req.promptIds)
+      this.#emit(req, epoch)
+    }
+    for (const req of decode) if (!req.aborted) this.#emit(req, epoch)
+    this.#startStep()
+  }
+
+  #emit(req: SimRequest, epoch: number): void {
+    req.generated++
+    this.#generatedTotal++
+    if (req.lastTokenEpoch !== undefined) this.#metrics?.observeItl(epoch - req.lastTokenEpoch)
+    else this.#metrics?.observeTtft(epoch - req.createdEpoch)
+    req.lastTokenEpoch = epoch
+    if (req.stallAtToken === req.generated) req.stalledUntilMs = performance.now() + req.stallMs
+    if (req.generated >= req.targetTokens) {
+      req.finishedEpoch = epoch
+      this.#release(req)
+      req.listener.onTokens(req)
+      req.listener.onFinish(req, { type: 'length', length: req.generated })
+      return
+    }
+    req.listener.onTokens(req)
+  }
+
+  #admit(): void {
+    while (this.#waiting.length > 0 && this.#running.length < this.#cfg.maxRunningRequests) {
+      const req = this.#waiting[0] as SimRequest
+      if (this.#reserved + req.reservedTokens > this.#cfg.maxTotalTokens) break
+      this.#waiting.shift()
+      this.#reserved += req.reservedTokens
+      const cached = this.#cfg.disableRadixCache ? 0 : Math.min(this.cache.match(req.promptIds), req.promptIds.length - 1)
+      req.cachedTokens = cached
+      req.prefillDone = cached
+      this.#running.push(req)
+    }
+  }
+
+  #prefillBatch(): Array<[SimRequest, number]> {
+    let budget = this.#cfg.chunkedPrefillSize
+    const batch: Array<[SimRequest, number]> = []
+    for (const req of this.#running) {
+      const left = req.promptIds.length - req.prefillDone
+      if (left <= 0 || budget <= 0) continue
+      const take = Math.min(left, budget)
+      budget -= take
+      batch.push([req, take])
+    }
+    return batch
+  }
+
+  #decodeBatch(): SimRequest[] {
+    const now = performance.now()
+    return this.#running.filter((r) => r.prefillDone >= r.promptIds.length && r.generated > 0 && r.generated < r.targetTokens && r.stalledUntilMs <= now)
+  }
+
+  #release(req: SimRequest): void {
+    const i = this.#running.indexOf(req)
+    if (i >= 0) {
+      this.#running.splice(i, 1)
+      this.#reserved -= req.reservedTokens
+    }
+    this.#byRid.delete(req.rid)
+  }
+
+  #dropAborted(): void {
+    for (const req of [...this.#running, ...this.#waiting]) {
+      if (!req.aborted) continue
+      const w = this.#waiting.indexOf(req)
+      if (w >= 0) this.#waiting.splice(w, 1)
+      this.#release(req)
+      this.#metrics?.countAborted()
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Speed profiles: the constants of the simulator's step-time model, per model and GPU.
+ *
+ *   prefill step = prefillBaseMs + prefillPerTokenMs · tokens
+ *   decode step  = decodeBaseMs + decodePerSeqMs · batch + decodePerCtxTokenMs · Σ context tokens
+ *
+ * They are derived, not fitted: decode is memory-bound (every step reads all weights once, plus each
+ * sequence's KV cache), prefill is compute-bound. Inputs and their sources:
+ * - NVIDIA H100 SXM5 datasheet: HBM3 3.35 TB/s, 989 TFLOPS dense BF16.
+ * - Llama 3.1 model configs (meta-llama/Llama-3.1-8B, -70B config.json): 8B = 32 layers, 8 KV heads of
+ *   128 dims, 8.03 B parameters; 70B = 80 layers, 8 KV heads of 128 dims, 70.6 B parameters.
+ * - Efficiency factors: 75 % of peak bandwidth for decode and 55 % MFU for prefill, typical of what
+ *   SGLang's and vLLM's published H100 benchmarks imply; SGLang's chunked-prefill default for an
+ *   80 GB GPU (8192, notes/sglang-protocol.md §4) and its KV pool at --mem-fraction-static 0.88.
+ * 8B: weights 16.1 GB / (3.35 TB/s · 0.75) = 6.4 ms; KV 131 kB/token → 5.2e-5 ms per context token;
+ *     2 · 8.03 GFLOP/token / (989 TFLOPS · 0.55) = 0.030 ms per prefill token.
+ * 70B TP4: 35.3 GB per GPU → 14 ms (+2 ms all-reduce); KV 82 kB/token/GPU → 3.3e-5 ms;
+ *     141 GFLOP/token / (4 · 989 · 0.55) = 0.065 ms per prefill token.
+ */
+export interface SpeedProfile {
+  name: string
+  description: string
+  prefillBaseMs: number
+  prefillPerTokenMs: number
+  decodeBaseMs: number
+  decodePerSeqMs: number
+  decodePerCtxTokenMs: number
+  maxRunningRequests: number
+  maxTotalTokens: number
+  chunkedPrefillSize: number
+  contextLength: number
+}
+
+export const PROFILES: Readonly<Record<string, SpeedProfile>> = {
+  'llama-3.1-8b-h100': {
+    name: 'llama-3.1-8b-h100',
+    description: 'Llama 3.1 8B Instruct, BF16, one H100 SXM 80 GB',
+    prefillBaseMs: 8,
+    prefillPerTokenMs: 0.03,
+    decodeBaseMs: 6.4,
+    decodePerSeqMs: 0.03,
+    decodePerCtxTokenMs: 5.2e-5,
+    maxRunningRequests: 256,
+    maxTotalTokens: 400_000,
+    chunkedPrefillSize: 8192,
+    contextLength: 131_072,
+  },
+  'llama-3.1-70b-h100-tp4': {
+    name: 'llama-3.1-70b-h100-tp4',
+    description: 'Llama 3.1 70B Instruct, BF16, four H100 SXM 80 GB (--tp-size 4)',
+    prefillBaseMs: 18,
+    prefillPerTokenMs: 0.065,
+    decodeBaseMs: 16,
+    decodePerSeqMs: 0.05,
+    decodePerCtxTokenMs: 3.3e-5,
+    maxRunningRequests: 256,
+    maxTotalTokens: 400_000,
+    chunkedPrefillSize: 8192,
+    contextLength: 131_072,
+  },
+}
+
+export const DEFAULT_PROFILE = 'llama-3.1-8b-h100'

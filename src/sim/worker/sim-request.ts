@@ -1,0 +1,31 @@
+/** A request inside the simulated engine, with the instants it actually went through (epoch seconds). */
+export interface SimRequest {
+  rid: string
+  promptIds: number[]
+  /** Tokens the request will generate (max_new_tokens, or fewer where the simulated EOS comes first). */
+  targetTokens: number
+  reservedTokens: number
+  createdEpoch: number
+  waitEntryEpoch: number
+  forwardEntryEpoch: number | undefined
+  prefillFinishedEpoch: number | undefined
+  lastTokenEpoch: number | undefined
+  finishedEpoch: number | undefined
+  cachedTokens: number
+  prefillDone: number
+  generated: number
+  aborted: boolean
+  /** Fault injection: a pause before this output position, for stallMs. */
+  stallAtToken: number | undefined
+  stallMs: number
+  stalledUntilMs: number
+  listener: SimRequestListener
+}
+
+export interface SimRequestListener {
+  /** New tokens exist (the first with prefill's end). */
+  onTokens(req: SimRequest): void
+  onFinish(req: SimRequest, reason: FinishReason): void
+}
+
+export type FinishReason = { type: 'length'; length: number } | { type: 'stop'; matched: number } | { type: 'abort'; message: string; status_code: number }

@@ -1,0 +1,86 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { sendJson } from '../shared/http-util.ts'
+import { handleGenerate } from './generate-route.ts'
+import { handleInfoRoute } from './info-routes.ts'
+import { handleOpenAi } from './openai-routes.ts'
+import { resolveWorkerConfig } from './worker-config.ts'
+import { WorkerState } from './worker-state.ts'
+
+const sleep = (s: number): Promise<void> => new Promise((r) => setTimeout(r, s * 1000))
+const log = (msg: string): void => {
+  process.stdout.write(`[${new Date().toISOString().replace('T', ' ').slice(0, 19)}] ${msg}\n`)
+}
+
+function authorized(state: WorkerState, req: IncomingMessage): boolean {
+  const key = state.config.apiKey
+  return key === undefined || req.headers.authorization === `Bearer ${key}`
+}
+
+async function route(state: WorkerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://sim')
+  const method = req.method ?? 'GET'
+  if (await handleInfoRoute(state, method, url, req, res)) return
+  const data = { '/generate': 'generate', '/v1/completions': 'completions', '/v1/chat/completions': 'chat' }[url.pathname]
+  if (data === undefined || (method !== 'POST' && !(method === 'PUT' && data === 'generate'))) return sendJson(res, 404, { detail: 'Not Found' })
+  if (!authorized(state, req)) return sendJson(res, 401, { error: 'Unauthorized' })
+  if (data === 'generate') return handleGenerate(state, req, res)
+  return handleOpenAi(data as 'completions' | 'chat', state, req, res)
+}
+
+/**
+ * `vitest-llm-perf sim-server`: one simulated SGLang worker. Like launch_server it does not listen while
+ * "loading" (--startup-delay), answers /health 503 while warming up, then prints SGLang's ready line.
+ */
+export async function runSimWorker(argv: readonly string[]): Promise<Server> {
+  const config = resolveWorkerConfig(argv)
+  const state = new WorkerState(config)
+  log(`Simulated SGLang worker: profile=${config.profile.name} (${config.profile.description}), speed=${config.speed}, seed=${config.seed}`)
+  if (config.ignored.length > 0) log(`Ignored by the simulator: ${config.ignored.join(' ')}`)
+  log('Load weight begin (simulated).')
+  await sleep(config.startupDelay)
+  if (config.faultCrashAtStart !== undefined) {
+    process.stderr.write(`${config.faultCrashAtStart}\n`)
+    process.exit(1)
+  }
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+    route(state, req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendJson(res, 500, { detail: `Internal simulator error: ${(err as Error).message}` })
+      else res.destroy()
+    })
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(config.port, config.host, () => resolve())
+  })
+  const port = (server.address() as AddressInfo).port
+  log(`Uvicorn running on http://${config.host}:${port} (Press CTRL+C to quit)`)
+  if (!config.skipServerWarmup) await sleep(config.warmupTime)
+  state.status = 'up'
+  log('The server is fired up and ready to roll!')
+  scheduleFaults(config, server)
+  const stop = (): void => {
+    server.close()
+    server.closeAllConnections()
+    process.exit(0)
+  }
+  process.once('SIGTERM', stop)
+  process.once('SIGINT', stop)
+  return server
+}
+
+function scheduleFaults(config: ReturnType<typeof resolveWorkerConfig>, server: Server): void {
+  if (config.faultExitAfter !== undefined) {
+    setTimeout(() => {
+      log(`Fault injection: killing the worker after ${config.faultExitAfter}s (--fault-exit-after)`)
+      process.kill(process.pid, 'SIGKILL')
+    }, config.faultExitAfter * 1000)
+  }
+  if (config.faultRefuseAfter !== undefined) {
+    setTimeout(() => {
+      log(`Fault injection: refusing connections from now on (--fault-refuse-after)`)
+      server.close()
+      server.closeIdleConnections()
+    }, config.faultRefuseAfter * 1000)
+  }
+}

@@ -1,0 +1,90 @@
+import { z } from 'zod'
+import { intFlag, numberFlag, parseFlags, type FlagSpec } from '../shared/parse-flags.ts'
+import { DEFAULT_PROFILE, PROFILES } from './profiles.ts'
+
+export const WORKER_FLAGS: FlagSpec = {
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'model-path': { type: 'string' },
+  model: { type: 'string' },
+  'served-model-name': { type: 'string' },
+  'max-running-requests': { type: 'string' },
+  'max-total-tokens': { type: 'string' },
+  'chunked-prefill-size': { type: 'string' },
+  'max-queued-requests': { type: 'string' },
+  'enable-metrics': { type: 'boolean' },
+  'incremental-streaming-output': { type: 'boolean' },
+  'stream-output': { type: 'boolean' },
+  'skip-server-warmup': { type: 'boolean' },
+  'random-seed': { type: 'string' },
+  'stream-interval': { type: 'string' },
+  'disable-radix-cache': { type: 'boolean' },
+  'api-key': { type: 'string' },
+  'timestamp-format': { type: 'string' },
+  profile: { type: 'string' },
+  speed: { type: 'string' },
+  'startup-delay': { type: 'string' },
+  'warmup-time': { type: 'string' },
+  'fault-crash-at-start': { type: 'string' },
+  'fault-exit-after': { type: 'string' },
+  'fault-refuse-after': { type: 'string' },
+  'fault-error-rate': { type: 'string' },
+  'fault-stall-rate': { type: 'string' },
+  'fault-stall-ms': { type: 'string' },
+}
+
+const fraction = numberFlag('a fraction in [0, 1]').pipe(z.number().min(0, { error: 'expected a fraction in [0, 1]' }).max(1, { error: 'expected a fraction in [0, 1]' }))
+const positiveInt = intFlag('a positive integer').pipe(z.number().positive({ error: 'expected a positive integer' }))
+const seconds = numberFlag('a number of seconds').pipe(z.number().nonnegative({ error: 'expected a non-negative number of seconds' }))
+
+const schema = z.object({
+  host: z.string().default('127.0.0.1'),
+  port: intFlag('a port number').pipe(z.number().min(0).max(65535, { error: 'expected a port number in [0, 65535]' })).default(30000),
+  modelPath: z.string().optional(),
+  model: z.string().optional(),
+  servedModelName: z.string().optional(),
+  maxRunningRequests: positiveInt.optional(),
+  maxTotalTokens: positiveInt.optional(),
+  chunkedPrefillSize: intFlag('a positive integer, or -1 to disable').optional(),
+  maxQueuedRequests: positiveInt.optional(),
+  enableMetrics: z.boolean().default(false),
+  incrementalStreamingOutput: z.boolean().default(false),
+  streamOutput: z.boolean().default(false),
+  skipServerWarmup: z.boolean().default(false),
+  randomSeed: intFlag('an integer').optional(),
+  streamInterval: positiveInt.default(1),
+  disableRadixCache: z.boolean().default(false),
+  apiKey: z.string().optional(),
+  timestampFormat: z.enum(['current', 'v0.5.5', 'v0.5.6', 'patched'], { error: "expected 'current', 'v0.5.5', 'v0.5.6' or 'patched'" }).default('current'),
+  profile: z.string().default(DEFAULT_PROFILE).refine((p) => PROFILES[p] !== undefined, { error: `expected one of ${Object.keys(PROFILES).join(', ')}` }),
+  speed: numberFlag('a positive number').pipe(z.number().positive({ error: 'expected a positive number' })).default(1),
+  startupDelay: seconds.default(0),
+  warmupTime: seconds.default(0.2),
+  faultCrashAtStart: z.string().optional(),
+  faultExitAfter: seconds.optional(),
+  faultRefuseAfter: seconds.optional(),
+  faultErrorRate: fraction.default(0),
+  faultStallRate: fraction.default(0),
+  faultStallMs: numberFlag('a number of milliseconds').pipe(z.number().nonnegative({ error: 'expected a non-negative number of milliseconds' })).default(2000),
+})
+
+export type WorkerConfig = ReturnType<typeof resolveWorkerConfig>
+
+/** The worker's settings, with SGLang's defaults where SGLang has them and the profile's otherwise. */
+export function resolveWorkerConfig(argv: readonly string[]) {
+  const { config: c, ignored } = parseFlags('sim-server', argv, WORKER_FLAGS, schema)
+  const profile = PROFILES[c.profile] ?? PROFILES[DEFAULT_PROFILE]!
+  const modelPath = c.modelPath ?? c.model ?? `sim/${profile.name}`
+  return {
+    ...c,
+    profile,
+    modelPath,
+    servedModelName: c.servedModelName ?? modelPath,
+    maxRunningRequests: c.maxRunningRequests ?? profile.maxRunningRequests,
+    maxTotalTokens: c.maxTotalTokens ?? profile.maxTotalTokens,
+    chunkedPrefillSize: c.chunkedPrefillSize === undefined ? profile.chunkedPrefillSize : c.chunkedPrefillSize <= 0 ? Number.MAX_SAFE_INTEGER : c.chunkedPrefillSize,
+    incremental: c.incrementalStreamingOutput || c.streamOutput,
+    seed: c.randomSeed ?? Math.floor(Math.random() * 2 ** 31),
+    ignored,
+  }
+}

@@ -1,0 +1,40 @@
+import { PROFILES } from './profiles.ts'
+
+export const WORKER_HELP = `vitest-llm-perf sim-server [flags]
+
+A simulated SGLang worker: SGLang's HTTP protocol over a real-time model of continuous batching.
+Flags with SGLang's names mean what they mean in sglang.launch_server.
+
+  --host HOST                       bind address (default 127.0.0.1)
+  --port PORT                       port (default 30000; 0 picks a free one and prints it)
+  --model-path NAME                 reported model path (default sim/<profile>)
+  --served-model-name NAME          model id on /v1/models (default: the model path)
+  --max-running-requests N          concurrent running requests (default: the profile's)
+  --max-total-tokens N              KV-cache token budget (default: the profile's)
+  --chunked-prefill-size N          prefill tokens per step, -1 disables chunking (default 8192)
+  --max-queued-requests N           answer 503 "The request queue is full." past N waiting
+  --enable-metrics                  /metrics and the timing fields in meta_info
+  --incremental-streaming-output    /generate streams deltas instead of cumulative text
+  --stream-interval N               tokens per streamed chunk (default 1)
+  --disable-radix-cache             no prefix caching
+  --skip-server-warmup              ready at once
+  --random-seed N                   seed for EOS lengths, output tokens and faults
+  --api-key KEY                     require Authorization: Bearer KEY
+  --timestamp-format F              meta_info timing names: current | v0.5.5 | v0.5.6 | patched
+
+Simulator only:
+  --profile NAME                    speed profile: ${Object.keys(PROFILES).join(', ')}
+  --speed X                         time scale: 2 runs every step twice as fast (default 1)
+  --startup-delay S                 seconds before listening, as a model load (default 0)
+  --warmup-time S                   seconds /health answers 503 after listening (default 0.2)
+
+Faults:
+  --fault-crash-at-start MESSAGE    print MESSAGE to stderr and exit 1 instead of starting
+  --fault-exit-after S              SIGKILL itself S seconds after becoming ready (mid-stream)
+  --fault-refuse-after S            stop accepting connections S seconds after becoming ready
+  --fault-error-rate P              fail a fraction P of requests (500, or an error chunk when streaming)
+  --fault-stall-rate P              pause a fraction P of streams half-way, for --fault-stall-ms
+  --fault-stall-ms MS               the pause, in milliseconds (default 2000)
+
+Accepted and ignored (so SGLang command lines run unchanged): --tp-size, --dp-size,
+--mem-fraction-static, --base-gpu-id, --context-length, --schedule-policy, --log-level, and others.`

@@ -1,0 +1,88 @@
+import { epochNowMs } from '../../record/clock.ts'
+import { SimEngine } from './engine.ts'
+import type { SimRequest, SimRequestListener } from './sim-request.ts'
+import { hashString } from './sim-tokenizer.ts'
+import type { WorkerConfig } from './worker-config.ts'
+import { WorkerMetrics } from './worker-metrics.ts'
+
+/** Mean output length when ignore_eos is off: the simulated model "wants" to stop around here. */
+const EOS_SPREAD = 400
+/** `max_new_tokens: null` runs to EOS or this cap (the context limit, in practice). */
+const UNLIMITED_CAP = 4096
+
+export interface NewRequest {
+  rid: string
+  promptIds: number[]
+  maxNewTokens: number | null
+  ignoreEos: boolean
+  createdEpoch: number
+  listener: SimRequestListener
+}
+
+/** Everything one simulated worker process shares between its routes. */
+export class WorkerState {
+  readonly config: WorkerConfig
+  readonly engine: SimEngine
+  readonly metrics: WorkerMetrics | undefined
+  status: 'starting' | 'up' = 'starting'
+  flushInProgress = false
+
+  constructor(config: WorkerConfig) {
+    this.config = config
+    this.metrics = config.enableMetrics ? new WorkerMetrics(config.servedModelName) : undefined
+    this.engine = new SimEngine(
+      {
+        profile: config.profile,
+        maxRunningRequests: config.maxRunningRequests,
+        maxTotalTokens: config.maxTotalTokens,
+        chunkedPrefillSize: config.chunkedPrefillSize,
+        maxQueuedRequests: config.maxQueuedRequests,
+        disableRadixCache: config.disableRadixCache,
+        speed: config.speed,
+      },
+      this.metrics,
+    )
+  }
+
+  /** A per-request draw in [0, 1), fixed by the seed and the rid: same seed and load, same faults. */
+  draw(rid: string, salt: number): number {
+    return (Math.imul(hashString(rid) ^ this.config.seed ^ salt, 0x85ebca6b) >>> 0) / 0x100000000
+  }
+
+  newRequest(n: NewRequest): SimRequest {
+    const cap = n.maxNewTokens ?? UNLIMITED_CAP
+    const eos = 1 + Math.floor(this.draw(n.rid, 0x51) * 2 * EOS_SPREAD)
+    const targetTokens = Math.max(1, n.ignoreEos ? cap : Math.min(cap, eos))
+    const stalls = this.draw(n.rid, 0x77) < this.config.faultStallRate && targetTokens > 2
+    return {
+      rid: n.rid,
+      promptIds: n.promptIds,
+      targetTokens,
+      reservedTokens: n.promptIds.length + targetTokens,
+      createdEpoch: n.createdEpoch,
+      waitEntryEpoch: n.createdEpoch,
+      forwardEntryEpoch: undefined,
+      prefillFinishedEpoch: undefined,
+      lastTokenEpoch: undefined,
+      finishedEpoch: undefined,
+      cachedTokens: 0,
+      prefillDone: 0,
+      generated: 0,
+      aborted: false,
+      stallAtToken: stalls ? Math.floor(targetTokens / 2) : undefined,
+      stallMs: this.config.faultStallMs,
+      stalledUntilMs: 0,
+      listener: n.listener,
+    }
+  }
+
+  /** True when this request is chosen to fail by `--fault-error-rate`. */
+  injectsError(rid: string): boolean {
+    return this.draw(rid, 0x33) < this.config.faultErrorRate
+  }
+
+  finished(req: SimRequest): void {
+    const prompt = req.promptIds.length
+    this.metrics?.finished((req.finishedEpoch ?? epochNowMs() / 1000) - req.createdEpoch, prompt, req.generated, req.cachedTokens, prompt > 0 ? req.cachedTokens / prompt : 0)
+  }
+}
