@@ -1,6 +1,6 @@
 import type { Pool } from 'undici'
 
-const PROBE_TIMEOUT_MS = 3000
+const PROBE_TIMEOUT_MS = 2000
 
 async function getJson(pool: Pool, path: string): Promise<unknown> {
   try {
@@ -17,7 +17,8 @@ async function getJson(pool: Pool, path: string): Promise<unknown> {
 
 /** The server's version and the settings that explain its numbers, from /server_info or /get_server_info. */
 export async function probeServerInfo(pool: Pool): Promise<Record<string, unknown> | undefined> {
-  const info = (await getJson(pool, '/server_info')) ?? (await getJson(pool, '/get_server_info'))
+  const [current, legacy] = await Promise.all([getJson(pool, '/server_info'), getJson(pool, '/get_server_info')])
+  const info = current ?? legacy
   if (typeof info !== 'object' || info === null) return undefined
   const keep = ['version', 'model_path', 'served_model_name', 'tp_size', 'dp_size', 'max_running_requests', 'max_total_num_tokens', 'chunked_prefill_size', 'enable_metrics', 'schedule_policy', 'disable_radix_cache', 'sim_profile']
   const src = info as Record<string, unknown>

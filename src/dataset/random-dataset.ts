@@ -11,12 +11,13 @@ export interface RandomDatasetSpec {
 }
 
 /**
- * Length range per mode. `sglang` (bench_serving): [max(⌊L·r⌋, 1), L]. `vllm` (vllm bench serve):
- * [⌊L(1−r)⌋, ⌈L(1+r)⌉], floored at 1.
+ * Length range per mode, with each tool's own arithmetic (Python's int() truncation included, so
+ * 1000 · (1 − 0.8) gives 199 as it does there). `sglang` (bench_serving): [max(int(L·r), 1), L].
+ * `vllm` (vllm bench serve): [max(int(L(1−r)), 1), int(L(1+r))].
  */
 export function lengthRange(len: number, ratio: number, mode: 'sglang' | 'vllm'): [number, number] {
-  if (mode === 'sglang') return [Math.max(Math.floor(len * ratio), 1), len]
-  return [Math.max(Math.floor(len * (1 - ratio)), 1), Math.max(Math.ceil(len * (1 + ratio)), 1)]
+  if (mode === 'sglang') return [Math.max(Math.trunc(len * ratio), 1), len]
+  return [Math.max(Math.trunc(len * (1 - ratio)), 1), Math.max(Math.trunc(len * (1 + ratio)), 1)]
 }
 
 /** Token-id space for tokenized prompts; ids stay clear of special tokens at the low end. */

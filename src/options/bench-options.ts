@@ -4,9 +4,11 @@ import { datasetSchema } from './dataset-options.ts'
 import { formatIssues } from './format-issues.ts'
 import type { ProgressSnapshot } from '../bench/progress.ts'
 
-const rateSchema = z.number({ error: 'expected a positive number of requests per second, or Infinity' }).refine((r) => r > 0, {
-  error: 'expected a positive number of requests per second, or Infinity',
-})
+/** zod's number() refuses Infinity, which these options need. */
+const positiveOrInfinity = (error: string, integer = false) =>
+  z.custom<number>((v) => typeof v === 'number' && v > 0 && (v === Number.POSITIVE_INFINITY || !integer || Number.isInteger(v)), { error })
+
+const rateSchema = positiveOrInfinity('expected a positive number of requests per second, or Infinity')
 
 const positiveMs = z.number({ error: 'expected a positive number of milliseconds' }).positive({ error: 'expected a positive number of milliseconds' })
 
@@ -29,10 +31,7 @@ export const benchOptionsSchema = z.strictObject({
   /** @default true */
   stream: z.boolean({ error: 'expected a boolean' }).default(true),
   /** Cap on concurrent requests; later arrivals wait (the wait shows in queue_time_in_router). @default Infinity */
-  maxInFlight: z
-    .number({ error: 'expected a positive integer or Infinity' })
-    .refine((n) => n === Number.POSITIVE_INFINITY || (Number.isInteger(n) && n > 0), { error: 'expected a positive integer or Infinity' })
-    .default(Number.POSITIVE_INFINITY),
+  maxInFlight: positiveOrInfinity('expected a positive integer or Infinity', true).default(Number.POSITIVE_INFINITY),
   /** Requests sent before the run and left out of every statistic. @default 0 */
   warmup: z.int({ error: 'expected a non-negative integer' }).nonnegative({ error: 'expected a non-negative integer' }).default(0),
   /** Call the server's /flush_cache before the run. @default false */

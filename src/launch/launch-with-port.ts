@@ -1,0 +1,23 @@
+import { ServerStartError } from '../errors.ts'
+import { freePort } from './free-port.ts'
+import { launchProcess, type LaunchSpec } from './launch-process.ts'
+import type { StartedServer } from './started-server.ts'
+
+const PORT_ATTEMPTS = 3
+const CLASH = /EADDRINUSE|address already in use/iu
+
+/**
+ * Picks a free port, builds the spec for it and launches; if the server dies because another process took
+ * the port in between, it tries again with a new one.
+ */
+export async function launchWithFreePort(host: string, build: (port: number) => LaunchSpec): Promise<StartedServer> {
+  for (let attempt = 1; ; attempt++) {
+    const spec = build(await freePort(host))
+    try {
+      return await launchProcess(spec)
+    } catch (err) {
+      const clash = err instanceof ServerStartError && err.code === 'LLMPERF_SERVER_EXITED' && err.logTail.some((l) => CLASH.test(l))
+      if (!clash || attempt >= PORT_ATTEMPTS) throw err
+    }
+  }
+}

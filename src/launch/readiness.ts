@@ -1,0 +1,22 @@
+import { request } from 'undici'
+
+export interface Readiness {
+  /** Path polled until it answers `status` (SGLang worker: /health; router: /readiness). */
+  path: string
+  status?: number
+  /** Between probes. @default 250 */
+  intervalMs?: number
+}
+
+const PROBE_TIMEOUT_MS = 5000
+
+/** One probe: true when `url + path` answers the expected status. */
+export async function probeReady(url: string, readiness: Readiness): Promise<boolean> {
+  try {
+    const res = await request(`${url}${readiness.path}`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS), headersTimeout: PROBE_TIMEOUT_MS })
+    await res.body.dump()
+    return res.statusCode === (readiness.status ?? 200)
+  } catch {
+    return false
+  }
+}

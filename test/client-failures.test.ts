@@ -1,0 +1,107 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { benchRequests } from '../src/index.ts'
+import { startFixtureServer, type FixtureServer } from './helpers/fixture-server.ts'
+
+const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-client-'))
+const one = { requests: 1, dataset: { kind: 'custom', items: [{ prompt: 'hello there' }] } } as const
+
+// Each behaviour is its own server process; each must end as exactly one failed (or passed) row with a clear error.
+describe.each([
+  ['slow-first-token', { success: true, error_type: undefined, actual_output_tokens: 3 }, undefined],
+  ['error-chunk', { success: false, error_type: 'payload' }, 'server error in response: Duplicate request ID detected'],
+  ['truncated-stream', { success: false, error_type: 'incomplete' }, 'stream ended without [DONE] after 2 chunks'],
+  ['reset-mid-stream', { success: false, error_type: 'reset' }, 'connection closed mid-stream after 1 chunks'],
+  ['malformed-json', { success: false, error_type: 'malformed' }, 'malformed JSON in response'],
+  ['split-frames', { success: true, actual_output_tokens: 2, has_generated_text: true }, undefined],
+])('%s', (name, expected, message) => {
+  let server: FixtureServer
+  beforeAll(async () => {
+    server = await startFixtureServer(name)
+  })
+  afterAll(() => server.stop())
+
+  test('becomes one row with the expected outcome', async () => {
+    const run = await benchRequests({ url: server.url }, { ...one, outDir: outDir(), stallTimeoutMs: 2000 })
+    expect(run.records).toHaveLength(1)
+    expect(run.records[0]).toMatchObject(expected)
+    if (message !== undefined) expect(run.records[0]?.error).toContain(message)
+    expect(readFileSync(run.files.csv, 'utf8').trim().split('\n')).toHaveLength(2)
+  })
+})
+
+test('slow first token: client_ttft sees the 300 ms wait, ITL the 20 ms gaps', async () => {
+  const server = await startFixtureServer('slow-first-token')
+  try {
+    const [r] = (await benchRequests({ url: server.url }, { ...one, outDir: outDir() })).records
+    expect(r?.client_ttft).toBeGreaterThan(0.29)
+    expect(r?.itl_mean).toBeGreaterThan(0.015)
+    expect(r?.server_e2e_latency).toBe(0.34)
+  } finally {
+    await server.stop()
+  }
+})
+
+test('HTTP 503, 429 and 400 keep their status and the server’s words', async () => {
+  const server = await startFixtureServer('http-errors')
+  try {
+    const items = [{ prompt: 'want 503' }, { prompt: 'want 429' }, { prompt: 'want 400' }]
+    const run = await benchRequests({ url: server.url }, { requests: 3, rate: Number.POSITIVE_INFINITY, dataset: { kind: 'custom', items }, outDir: outDir() })
+    const byStatus = Object.fromEntries(run.records.map((r) => [r.http_status, r.error]))
+    expect(byStatus).toEqual({
+      503: 'HTTP 503: The request queue is full.',
+      429: 'HTTP 429: Too many requests',
+      400: 'HTTP 400: Either text, input_ids or input_embeds should be provided.',
+    })
+    expect(run.summary.errors_by_type).toEqual({ http: 3 })
+  } finally {
+    await server.stop()
+  }
+})
+
+test('a stall between chunks fails after stallTimeoutMs', async () => {
+  const server = await startFixtureServer('stall-between-chunks')
+  try {
+    const [r] = (await benchRequests({ url: server.url }, { ...one, outDir: outDir(), stallTimeoutMs: 300 })).records
+    expect(r).toMatchObject({ success: false, error_type: 'stall', error: 'stream stalled: no data for 300 ms (stallTimeoutMs) after 1 chunks' })
+  } finally {
+    await server.stop()
+  }
+})
+
+test('no headers within headersTimeoutMs fails as a header timeout', async () => {
+  const server = await startFixtureServer('never-responds')
+  try {
+    const [r] = (await benchRequests({ url: server.url }, { ...one, outDir: outDir(), headersTimeoutMs: 300 })).records
+    expect(r).toMatchObject({ success: false, error_type: 'headers_timeout', error: 'no response headers within 300 ms (headersTimeoutMs)' })
+  } finally {
+    await server.stop()
+  }
+})
+
+test('connection refused: every request is a failed row', async () => {
+  const server = await startFixtureServer('never-responds')
+  const url = server.url
+  await server.stop()
+  const run = await benchRequests({ url }, { requests: 5, rate: 100, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } })
+  expect(run.records).toHaveLength(5)
+  expect(run.records.every((r) => r.error === 'connection refused' && r.error_type === 'refused')).toBe(true)
+  expect(run.summary.success_rate).toBe(0)
+})
+
+test('the abort signal ends the run: in-flight and unsent requests all get a row', async () => {
+  const server = await startFixtureServer('never-responds')
+  try {
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(new Error('test timed out')), 300)
+    const run = await benchRequests({ url: server.url }, { requests: 20, rate: 20, signal: controller.signal, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } })
+    expect(run.records).toHaveLength(20)
+    expect(run.records.every((r) => r.error_type === 'aborted')).toBe(true)
+    expect(run.records.filter((r) => r.error?.startsWith('aborted before it was sent: test timed out')).length).toBeGreaterThan(5)
+    expect(readFileSync(run.files.csv, 'utf8').trim().split('\n')).toHaveLength(21)
+  } finally {
+    await server.stop()
+  }
+})

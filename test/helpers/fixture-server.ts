@@ -1,0 +1,28 @@
+import { execa, type ResultPromise } from 'execa'
+import { fileURLToPath } from 'node:url'
+
+export interface FixtureServer {
+  url: string
+  stop(): Promise<void>
+}
+
+/** Starts `test/fixtures/servers/<name>.ts` as its own process and waits for its port. */
+export async function startFixtureServer(name: string): Promise<FixtureServer> {
+  const file = fileURLToPath(new URL(`../fixtures/servers/${name}.ts`, import.meta.url))
+  const sub: ResultPromise = execa(process.execPath, [file], { stdout: 'pipe', stderr: 'inherit', buffer: false, reject: false, cleanup: true })
+  const port = await new Promise<number>((resolve, reject) => {
+    sub.stdout?.setEncoding('utf8')
+    sub.stdout?.on('data', (text: string) => {
+      const m = /listening (\d+)/u.exec(text)
+      if (m) resolve(Number(m[1]))
+    })
+    void sub.then(() => reject(new Error(`fixture ${name} exited before listening`)))
+  })
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      sub.kill()
+      await sub
+    },
+  }
+}
