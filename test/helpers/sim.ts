@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { launchWithFreePort } from '../../src/launch/launch-with-port.ts'
 import { simCommand } from '../../src/launch/sim-command.ts'
+import type { Readiness } from '../../src/launch/readiness.ts'
 import type { StartedServer } from '../../src/launch/started-server.ts'
 
 export const logDir = mkdtempSync(join(tmpdir(), 'llm-perf-test-'))
 
 /** A simulated worker in its own process, through the same launcher a real SGLang worker uses. */
-export function startSimWorker(args: string[] = [], name = 'worker'): Promise<StartedServer> {
+export function startSimWorker(args: string[] = [], name = 'worker', readiness: Readiness = { path: '/health' }): Promise<StartedServer> {
   const { command, args: base } = simCommand('sim-server')
   return launchWithFreePort('127.0.0.1', (port) => ({
     name,
@@ -16,7 +17,7 @@ export function startSimWorker(args: string[] = [], name = 'worker'): Promise<St
     args: [...base, '--port', String(port), '--warmup-time', '0', ...args],
     url: `http://127.0.0.1:${port}`,
     port,
-    readiness: { path: '/health' },
+    readiness,
     startupTimeoutMs: 20_000,
     logFile: join(logDir, `${name}-${port}.log`),
     stopGraceMs: 2000,

@@ -31,7 +31,8 @@ export function parseFlags<S extends z.ZodType>(command: string, argv: readonly 
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
       const flag = `--${issue.path.map(String).join('.').replace(/[A-Z]/gu, (c) => `-${c.toLowerCase()}`)}`
-      const got = 'input' in issue ? `, got ${describeValue(issue.input)}` : ''
+      const raw = camel[String(issue.path[0])]
+      const got = raw !== undefined ? `, got ${describeValue(raw)}` : 'input' in issue ? `, got ${describeValue(issue.input)}` : ''
       return `\`${flag}\`: ${issue.message}${got}`
     })
     throw new InvalidOptionError(`${command} flags`, problems)
