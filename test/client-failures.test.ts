@@ -6,7 +6,7 @@ import { benchRequests } from '../src/index.ts'
 import { startFixtureServer, type FixtureServer } from './helpers/fixture-server.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-client-'))
-const one = { requests: 1, dataset: { kind: 'custom', items: [{ prompt: 'hello there' }] } } as const
+const one = { requests: 1, dataset: { kind: 'custom' as const, items: [{ prompt: 'hello there' }] } }
 
 // Each behaviour is its own server process; each must end as exactly one failed (or passed) row with a clear error.
 describe.each([
