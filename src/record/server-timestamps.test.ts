@@ -41,7 +41,7 @@ test.each([
     expected: { server_created_time: undefined, queue_time_start: undefined, queue_time_end: undefined, server_first_token_time: undefined },
   },
 ])('$variant: $meta', ({ variant, meta, expected }) => {
-  const got = serverInstants(meta as Record<string, number>, true)
+  const got = serverInstants(meta as unknown as Record<string, number>, true)
   expect(got.variant).toBe(variant)
   for (const [key, value] of Object.entries(expected)) {
     if (value === undefined) expect(got[key as keyof typeof got]).toBeUndefined()
