@@ -1,16 +1,31 @@
+import { fileURLToPath } from 'node:url'
 import { defineConfig } from 'vitest/config'
+import { perfProject } from './src/plugin/index.ts'
+
+const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
 
 export default defineConfig({
+  // The perf suites import the package by name, as a user's would; here that name is this source tree.
+  resolve: { alias: { 'vitest-llm-perf/plugin': src('plugin/index.ts'), 'vitest-llm-perf': src('index.ts') } },
   test: {
     projects: [
       {
+        extends: true,
         test: {
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
-          testTimeout: 30_000,
-          hookTimeout: 30_000,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
         },
       },
+      perfProject({
+        topologies: {
+          // one simulated SGLang worker (set `model` and `engine: 'sglang'` for a GPU box)
+          node: { workers: 1, server: { maxRunningRequests: 64 } },
+          // four workers behind a router
+          cluster: { workers: 4, router: { policy: 'cache_aware', args: ['--health-check-interval-secs', '1', '--cb-timeout-duration-secs', '2'] } },
+        },
+      }),
     ],
   },
 })

@@ -13,6 +13,7 @@ import type { BenchRun, BenchSummary, RunContext } from './bench-run.ts'
 import { resolveTarget, type BenchTarget } from './bench-target.ts'
 import { PACKAGE_VERSION } from './package-version.ts'
 import { runLoop } from './run-loop.ts'
+import { failureHooks } from './failure-schedule.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
 import { runWarmup } from './warmup.ts'
 
@@ -28,6 +29,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
   const where = resolveTarget(target)
   const items = await buildDataset(opts.dataset, opts.requests, opts.seed)
   const arrivalsS = arrivalSchedule({ ...opts, requests: items.length })
+  const timeline = [...opts.timeline, ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0))]
   const runId = randomBytes(4).toString('hex')
   const outDir = resolve(opts.outDir ?? join('.vitest', 'llm-perf', 'runs', `${new Date().toISOString().replace(/[:.]/gu, '-')}-${runId}`))
   mkdirSync(outDir, { recursive: true })
@@ -55,7 +57,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const loopDelay = monitorEventLoopDelay({ resolution: 1 })
     const clock = startRunClock()
     const startedAt = new Date(clock.startEpochS * 1000).toISOString()
-    const hooks = opts.timeline.map((h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)))
+    const hooks = timeline.map((h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)))
     loopDelay.enable()
     const result = await runLoop({
       items, arrivalsS, maxInFlight: opts.maxInFlight, clock, body, host: where.host, runId, signal: opts.signal,
@@ -81,7 +83,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       seed: opts.seed,
       options: describeOptions(opts, items.length),
       package_version: PACKAGE_VERSION,
-      target: where.origin,
+      target: target.name === undefined ? where.origin : `${target.name} (${where.origin})`,
       server_info: serverInfo,
       clock: where.sameHost
         ? { shared: true, note: 'client and server run on one host and share its clock: mixed client/server formulas hold' }

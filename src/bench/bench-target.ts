@@ -1,7 +1,9 @@
-/** Where load goes: a URL, or a started topology (which carries `url` and its workers). */
+/** Where load goes: a URL, or a started topology (which carries `url`, its workers and its control endpoint). */
 export interface BenchTarget {
   url: string
+  name?: string
   workers?: ReadonlyArray<{ url: string; name?: string }>
+  control?: { url: string; token: string }
 }
 
 export interface ResolvedTarget {

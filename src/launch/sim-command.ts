@@ -1,14 +1,7 @@
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { nodeScript } from './node-script.ts'
 
-/**
- * How to start this package's own CLI as a separate process: the built `cli.js` when running from dist,
- * or `cli.ts` through Node's type stripping when running from source (the repository's own tests).
- */
+/** How to start this package's simulator CLI as a separate process. */
 export function simCommand(subcommand: 'sim-server' | 'sim-router'): { command: string; args: string[] } {
-  const js = fileURLToPath(new URL('../cli.js', import.meta.url))
-  const ts = fileURLToPath(new URL('../cli.ts', import.meta.url))
-  const fromSource = !existsSync(js) && existsSync(ts)
-  const strip = fromSource && process.features.typescript === undefined ? ['--experimental-strip-types'] : []
-  return { command: process.execPath, args: [...strip, '--disable-warning=ExperimentalWarning', fromSource ? ts : js, subcommand] }
+  const cli = nodeScript('../cli')
+  return { command: cli.command, args: [...cli.args, subcommand] }
 }

@@ -57,7 +57,13 @@ export const benchOptionsSchema = z.strictObject({
   name: z.string().optional(),
   /** Called about once a second with the run's progress. */
   onProgress: z.custom<(p: ProgressSnapshot) => void>((f) => typeof f === 'function', { error: 'expected a function' }).optional(),
-  /** Milliseconds from the run's start at which to call a hook (the failure schedule uses this). */
+  /**
+   * Failure schedule: at each time ('30s', '500ms', '2m', or '30%' of the schedule) the failed workers
+   * become exactly the listed ones; `[]` restores all. Needs a topology target.
+   * @example { '30%': ['worker-1', 'worker-2'], '60%': [] }
+   */
+  failures: z.record(z.string(), z.array(z.string(), { error: 'expected a list of worker names' })).optional(),
+  /** Milliseconds from the run's start at which to call a hook. */
   timeline: z
     .array(z.strictObject({ atMs: z.number().nonnegative(), run: z.custom<() => unknown>((f) => typeof f === 'function') }))
     .default([]),

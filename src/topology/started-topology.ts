@@ -13,8 +13,8 @@ export interface TopologyInfo {
   url: string
   workers: Array<{ name: string; url: string }>
   router?: { url: string; metricsUrl: string }
-  /** The control endpoint that kills and restores this topology's workers (failure schedules). */
-  controlUrl?: string
+  /** The endpoint (in the Vitest main process) that kills and restores this topology's workers. */
+  control?: { url: string; token: string }
 }
 
 export class StartedTopology {
@@ -43,7 +43,7 @@ export class StartedTopology {
     return this.router?.url ?? this.#attachedRouterUrl ?? (this.workers[0] as TopologyWorker).url
   }
 
-  describe(controlUrl?: string): TopologyInfo {
+  describe(control?: { url: string; token: string }): TopologyInfo {
     const routerUrl = this.router?.url ?? this.#attachedRouterUrl
     return {
       name: this.name,
@@ -51,7 +51,7 @@ export class StartedTopology {
       url: this.url,
       workers: this.workers.map((w) => ({ name: w.name, url: w.url })),
       ...(routerUrl === undefined ? {} : { router: { url: routerUrl, metricsUrl: this.routerMetricsUrl ?? '' } }),
-      ...(controlUrl === undefined ? {} : { controlUrl }),
+      ...(control === undefined ? {} : { control }),
     }
   }
 

@@ -1,0 +1,60 @@
+import { request } from 'undici'
+import { InvalidOptionError } from '../errors.ts'
+import type { BenchTarget } from './bench-target.ts'
+
+const AT = /^(\d+(?:\.\d+)?)(ms|s|m|%)$/u
+
+/** "30s", "500ms", "2m" from the run's start, or "30%" of the schedule's last arrival. */
+export function parseAt(key: string, lastArrivalS: number): number | undefined {
+  const m = AT.exec(key.trim())
+  if (m === null) return undefined
+  const n = Number(m[1])
+  switch (m[2]) {
+    case 'ms':
+      return n
+    case 's':
+      return n * 1000
+    case 'm':
+      return n * 60_000
+    default:
+      return (n / 100) * lastArrivalS * 1000
+  }
+}
+
+export interface TimelineHook {
+  atMs: number
+  run: () => Promise<unknown>
+}
+
+/**
+ * The failure schedule users of the earlier framework know: `{ '30s': ['worker-1', 'worker-2'], '60s': [] }`
+ * — at each time the set of failed workers becomes the listed one (an empty list restores all). It acts
+ * through the topology's control endpoint, in the process that owns the servers.
+ */
+export function failureHooks(failures: Record<string, string[]>, target: BenchTarget, lastArrivalS: number): TimelineHook[] {
+  const problems: string[] = []
+  const control = target.control
+  if (control === undefined) problems.push('`failures`: needs a topology started by vitest-llm-perf as the target (it carries the control endpoint), got a plain URL')
+  const known = new Set((target.workers ?? []).map((w) => w.name))
+  const hooks: TimelineHook[] = []
+  for (const [key, workers] of Object.entries(failures)) {
+    const atMs = parseAt(key, lastArrivalS)
+    if (atMs === undefined) problems.push(`\`failures\`: expected keys like '30s', '500ms', '2m' or '30%', got ${JSON.stringify(key)}`)
+    const unknown = workers.filter((w) => !known.has(w))
+    if (unknown.length > 0) problems.push(`\`failures.${key}\`: unknown worker ${unknown.map((w) => JSON.stringify(w)).join(', ')}; the topology has ${[...known].join(', ') || 'no named workers'}`)
+    if (atMs !== undefined && control !== undefined) hooks.push({ atMs, run: () => setFailed(control, target.name ?? '', workers) })
+  }
+  if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
+  return hooks.sort((a, b) => a.atMs - b.atMs)
+}
+
+async function setFailed(control: { url: string; token: string }, topology: string, workers: string[]): Promise<unknown> {
+  const res = await request(`${control.url}/topologies/${encodeURIComponent(topology)}/failed`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${control.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ workers }),
+  })
+  const body = (await res.body.json()) as { error?: string }
+  if (res.statusCode !== 200) throw new Error(`failure schedule: ${body.error ?? res.statusCode}`)
+  return body
+}

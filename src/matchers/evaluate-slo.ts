@@ -1,0 +1,133 @@
+import type { BenchRun } from '../bench/bench-run.ts'
+import { InvalidThresholdError } from '../errors.ts'
+import { CSV_COLUMNS, DURATION_COLUMNS } from '../record/columns.ts'
+import type { RequestRecord } from '../record/request-record.ts'
+import { percentileSorted } from '../summarise/percentile.ts'
+import { normalizeSpec, requiredSamples, type Objective, type SloSpec } from './slo-spec.ts'
+
+export interface SloOptions {
+  /** A run whose dispatch lag p99 exceeds this is invalid, not passed or failed. @default 25 */
+  maxDispatchLagMs?: number
+  /** Likewise for the client's event-loop delay p99. @default 50 */
+  maxEventLoopDelayMs?: number
+}
+
+export type ObjectiveStatus = 'pass' | 'fail' | 'too_few_samples' | 'not_reported'
+
+export interface ObjectiveResult {
+  objective: Objective
+  status: ObjectiveStatus
+  observed: number | undefined
+  /** Successful samples behind a duration objective. */
+  samples: number
+  reason: string | undefined
+}
+
+export interface SloEvaluation {
+  results: ObjectiveResult[]
+  /** Set when the load generator fell behind: the run says nothing about the server. */
+  invalid: string | undefined
+  goodput: { fraction: number; perSecond: number }
+}
+
+const DEFAULT_MAX_LAG_MS = 25
+const DEFAULT_MAX_LOOP_DELAY_MS = 50
+const MS_FIELDS = new Set<string>(DURATION_COLUMNS)
+const SERVER_FIELDS = new Set(['ttft', 'queue_time_in_server', 'tokenize_time', 'pure_queue_time', 'prefill_time', 'network_time', 'server_created_time', 'queue_time_start', 'queue_time_end', 'server_first_token_time', 'server_e2e_latency'])
+const NUMERIC_FIELDS = new Set<string>(CSV_COLUMNS.filter((c) => !['req_id', 'success', 'error', 'host', 'has_generated_text', 'finish_reason', 'error_type', 'server_timestamps'].includes(c)))
+
+/** A field's values over successful requests, in ms for durations. */
+export function fieldValues(records: readonly RequestRecord[], field: string): number[] {
+  const scale = MS_FIELDS.has(field) ? 1000 : 1
+  const out: number[] = []
+  for (const r of records) {
+    const v = (r as unknown as Record<string, unknown>)[field]
+    if (r.success && typeof v === 'number') out.push(v * scale)
+  }
+  return out
+}
+
+function aggregate(sorted: Float64Array, o: Objective): number {
+  if (o.percentile !== undefined) return percentileSorted(sorted, o.percentile)
+  if (o.aggregation === 'max') return sorted[sorted.length - 1] as number
+  if (o.aggregation === 'min') return sorted[0] as number
+  return sorted.reduce((a, b) => a + b, 0) / sorted.length
+}
+
+export function holds(observed: number, o: Objective): boolean {
+  switch (o.comparator) {
+    case '<':
+      return observed < o.limit
+    case '<=':
+      return observed <= o.limit
+    case '>':
+      return observed > o.limit
+    case '>=':
+      return observed >= o.limit
+  }
+}
+
+function notReported(run: BenchRun, field: string): string {
+  const ok = run.records.filter((r) => r.success).length
+  if (ok === 0) return `no request succeeded (0 of ${run.records.length}), so there is no ${field} to judge`
+  if (!SERVER_FIELDS.has(field)) return `${field} is empty for every successful request`
+  const variants = Object.entries(run.summary.server_timestamps).map(([k, n]) => `${k}: ${n}`).join(', ')
+  const hint = field === 'ttft' ? ' client_ttft, measured by the client alone, is always available.' : ''
+  return `the server reported no timestamps for ${field} (server timestamps seen: ${variants}). It needs SGLang's native /generate (api: 'generate') with --enable-metrics, v0.5.5 or later; /v1/* responses carry no timings.${hint}`
+}
+
+/** The per-request limit of each duration field: its loosest-percentile objective (max > p999 > … > mean). */
+function perRequestLimits(objectives: Objective[]): Map<string, Objective> {
+  const rank = (o: Objective): number => (o.aggregation === 'max' ? 101 : o.aggregation === 'min' ? -1 : (o.percentile ?? 0))
+  const limits = new Map<string, Objective>()
+  for (const o of objectives) {
+    if (o.kind !== 'duration' || o.comparator === '>' || o.comparator === '>=') continue
+    const seen = limits.get(o.field)
+    if (seen === undefined || rank(o) > rank(seen)) limits.set(o.field, o)
+  }
+  return limits
+}
+
+/** Goodput (DistServe, vLLM): the fraction of all requests that succeeded and met every per-request limit. */
+export function goodput(run: BenchRun, objectives: Objective[]): { fraction: number; perSecond: number } {
+  const limits = [...perRequestLimits(objectives).values()]
+  const good = run.records.filter((r) =>
+    r.success &&
+    limits.every((o) => {
+      const v = (r as unknown as Record<string, unknown>)[o.field]
+      return typeof v === 'number' && holds(v * (MS_FIELDS.has(o.field) ? 1000 : 1), o)
+    }),
+  ).length
+  const n = run.records.length
+  return { fraction: n > 0 ? good / n : 0, perSecond: run.summary.duration_s > 0 ? good / run.summary.duration_s : 0 }
+}
+
+export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = {}): SloEvaluation {
+  const objectives = normalizeSpec(spec)
+  const unknown = objectives.filter((o) => o.kind === 'duration' && !NUMERIC_FIELDS.has(o.field)).map((o) => o.field)
+  if (unknown.length > 0) throw new InvalidThresholdError(`Unknown metric ${[...new Set(unknown)].join(', ')}: expected a numeric requests.csv column (e.g. ttft, client_ttft, pure_queue_time, total_latency, tpot) or one of success_rate, request_throughput, output_token_throughput, goodput`)
+  const gp = goodput(run, objectives)
+  const s = run.summary
+  const lagLimit = options.maxDispatchLagMs ?? DEFAULT_MAX_LAG_MS
+  const loopLimit = options.maxEventLoopDelayMs ?? DEFAULT_MAX_LOOP_DELAY_MS
+  const invalid =
+    s.dispatch_lag_ms.p99 > lagLimit ? `the load generator fell behind: dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(1)} ms > ${lagLimit} ms (maxDispatchLagMs)`
+    : s.event_loop_delay_ms.p99 > loopLimit ? `the load generator fell behind: event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(1)} ms > ${loopLimit} ms (maxEventLoopDelayMs)`
+    : undefined
+  const rates: Record<string, number> = { success_rate: s.success_rate, request_throughput: s.request_throughput, output_token_throughput: s.output_token_throughput, goodput: gp.fraction }
+  const results = objectives.map((o): ObjectiveResult => {
+    if (o.kind === 'rate') {
+      const observed = rates[o.field] as number
+      return { objective: o, status: holds(observed, o) ? 'pass' : 'fail', observed, samples: run.records.length, reason: undefined }
+    }
+    const values = fieldValues(run.records, o.field)
+    if (values.length === 0) return { objective: o, status: 'not_reported', observed: undefined, samples: 0, reason: notReported(run, o.field) }
+    const needed = requiredSamples(o)
+    if (values.length < needed) {
+      return { objective: o, status: 'too_few_samples', observed: undefined, samples: values.length, reason: `${o.aggregation} needs at least ${needed} successful samples to mean anything, got ${values.length} (set minSamples to override)` }
+    }
+    const observed = aggregate(Float64Array.from(values).sort(), o)
+    return { objective: o, status: holds(observed, o) ? 'pass' : 'fail', observed, samples: values.length, reason: undefined }
+  })
+  return { results, invalid, goodput: gp }
+}

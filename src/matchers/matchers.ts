@@ -1,0 +1,63 @@
+import type { MatcherState, SyncMatcherResult } from 'vitest'
+import type { BenchRun } from '../bench/bench-run.ts'
+import { evaluateSlo, type SloOptions } from './evaluate-slo.ts'
+import { formatEvaluation } from './format-slo.ts'
+import type { SloSpec } from './slo-spec.ts'
+
+/** An objective that cannot be judged (too few samples, a metric the server did not report, an invalid run) fails whether or not `.not` is used. */
+export class SloUnjudgeableError extends Error {
+  override name = 'SloUnjudgeableError'
+}
+
+function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
+  const r = received as Partial<BenchRun> | null
+  if (r === null || typeof r !== 'object' || !Array.isArray(r.records) || r.summary === undefined) {
+    throw new TypeError(`${matcher}: expected the BenchRun that benchRequests() resolves to, got ${r === null ? 'null' : typeof received}`)
+  }
+}
+
+function judge(this: MatcherState, matcher: string, run: unknown, spec: SloSpec, options?: SloOptions): SyncMatcherResult {
+  assertRun(run, matcher)
+  const evaluation = evaluateSlo(run, spec, options)
+  const hint = this.utils.matcherHint(`${this.isNot ? '.not' : ''}.${matcher}`, 'run', 'slo', { isNot: this.isNot })
+  const body = formatEvaluation(run, evaluation)
+  if (evaluation.invalid !== undefined) {
+    throw new SloUnjudgeableError(`${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the rate, cap maxInFlight, or raise the limit.\n\n${body}`)
+  }
+  if (evaluation.results.some((r) => r.status === 'too_few_samples' || r.status === 'not_reported')) {
+    throw new SloUnjudgeableError(`${hint}\n\nSLO cannot be judged: ${body}`)
+  }
+  const pass = evaluation.results.every((r) => r.status === 'pass')
+  return {
+    pass,
+    message: () => (pass ? `${hint}\n\nExpected the run to miss its SLO, but ${body}` : `${hint}\n\nSLO not met: ${body}`),
+  }
+}
+
+export const matchers = {
+  toMeetSlo(this: MatcherState, run: unknown, spec: SloSpec, options?: SloOptions): SyncMatcherResult {
+    return judge.call(this, 'toMeetSlo', run, spec, options)
+  },
+  toHaveP99TtftBelow(this: MatcherState, run: unknown, limitMs: number, options?: SloOptions): SyncMatcherResult {
+    return judge.call(this, 'toHaveP99TtftBelow', run, { ttft: [`p(99)<${limitMs}`] }, options)
+  },
+  toHavePercentileBelow(this: MatcherState, run: unknown, field: string, percentile: number, limitMs: number, options?: SloOptions): SyncMatcherResult {
+    return judge.call(this, 'toHavePercentileBelow', run, { [field]: [`p(${percentile})<${limitMs}`] }, options)
+  },
+}
+
+declare module 'vitest' {
+  interface Matchers<R> {
+    /**
+     * Passes when every objective holds. Durations in ms, judged over successful requests, percentiles
+     * by linear interpolation (numpy's default). A percentile needs ⌈1/(1−p)⌉ samples (p99 → 100); a
+     * metric the server did not report, or a run whose load generator fell behind, fails either way.
+     * @example expect(run).toMeetSlo({ ttft: { p99: 500 }, pure_queue_time: ['p(99)<50'], success_rate: { min: 0.99 } })
+     */
+    toMeetSlo: (spec: SloSpec, options?: SloOptions) => R
+    /** `toMeetSlo({ ttft: ['p(99)<limitMs'] })`. */
+    toHaveP99TtftBelow: (limitMs: number, options?: SloOptions) => R
+    /** `toMeetSlo({ [field]: ['p(percentile)<limitMs'] })`. */
+    toHavePercentileBelow: (field: string, percentile: number, limitMs: number, options?: SloOptions) => R
+  }
+}

@@ -1,0 +1,110 @@
+import { InvalidThresholdError } from '../errors.ts'
+
+/** Duration objectives in milliseconds; each passes when the observed value is at most the limit. */
+export interface DurationObjectives {
+  p50?: number
+  p90?: number
+  p95?: number
+  p99?: number
+  p999?: number
+  mean?: number
+  max?: number
+  /** Successful samples a percentile needs before it means anything. @default ⌈1 / (1 − p)⌉: p99 → 100 */
+  minSamples?: number
+}
+
+export interface RateObjectives {
+  min?: number
+  max?: number
+}
+
+export const RATE_METRICS = ['success_rate', 'request_throughput', 'output_token_throughput', 'goodput'] as const
+export type RateMetric = (typeof RATE_METRICS)[number]
+
+/**
+ * An SLO spec: record fields (ttft, pure_queue_time, total_latency, …) with duration objectives or
+ * k6-style threshold strings, and run-level rates with bounds.
+ * @example { ttft: { p99: 500 }, pure_queue_time: ['p(99)<50'], success_rate: { min: 0.99 } }
+ */
+export type SloSpec = {
+  [field: string]: DurationObjectives | RateObjectives | readonly string[] | undefined
+}
+
+export type Aggregation = 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'mean' | 'max' | 'min' | 'rate' | `p(${string})`
+export type Comparator = '<' | '<=' | '>' | '>='
+
+/** One objective, normalised: field, aggregation, comparator, limit, and the user's own words. */
+export interface Objective {
+  field: string
+  aggregation: string
+  /** For percentiles, p in [0, 100]. */
+  percentile?: number
+  comparator: Comparator
+  limit: number
+  source: string
+  minSamples?: number
+  kind: 'duration' | 'rate'
+}
+
+const K6 = /^\s*(avg|min|med|max|rate|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/u
+const DURATION_AGGREGATIONS = 'avg, min, med, max, p(N)'
+const PERCENTILE_KEYS: Record<string, number> = { p50: 50, p90: 90, p95: 95, p99: 99, p999: 99.9 }
+
+/** Parses one k6 threshold string for `field`, rejecting aggregations the metric type does not support. */
+export function parseThreshold(field: string, text: string): Objective {
+  const rate = (RATE_METRICS as readonly string[]).includes(field)
+  const m = K6.exec(text)
+  if (m === null) throw new InvalidThresholdError(`Invalid threshold ${JSON.stringify(text)} for ${field}: expected "<aggregation> <op> <number>" such as ${rate ? "'rate>0.99'" : "'p(99)<500'"}; supported aggregations: ${rate ? 'rate' : DURATION_AGGREGATIONS}`)
+  const [, agg, p, comparator, limit] = m as unknown as [string, string, string | undefined, Comparator, string]
+  if (rate && agg !== 'rate') throw new InvalidThresholdError(`Unsupported aggregation '${agg}' for ${field} (a rate): supported aggregations: rate`)
+  if (!rate && agg === 'rate') throw new InvalidThresholdError(`Unsupported aggregation 'rate' for ${field} (a duration): supported aggregations: ${DURATION_AGGREGATIONS}`)
+  const percentile = p !== undefined ? Number(p) : agg === 'med' ? 50 : undefined
+  if (percentile !== undefined && (percentile < 0 || percentile > 100)) throw new InvalidThresholdError(`Invalid percentile p(${p}) for ${field}: expected 0 ≤ p ≤ 100`)
+  return { field, aggregation: agg === 'avg' ? 'mean' : agg, ...(percentile === undefined ? {} : { percentile }), comparator, limit: Number(limit), source: text.trim(), kind: rate ? 'rate' : 'duration' }
+}
+
+/** Turns a spec into a flat list of objectives, validating every entry (all problems at once). */
+export function normalizeSpec(spec: SloSpec): Objective[] {
+  if (typeof spec !== 'object' || spec === null) throw new TypeError(`Expected an SLO spec object, got ${typeof spec}`)
+  const objectives: Objective[] = []
+  const problems: string[] = []
+  for (const [field, value] of Object.entries(spec)) {
+    if (value === undefined) continue
+    try {
+      objectives.push(...fieldObjectives(field, value))
+    } catch (err) {
+      problems.push((err as Error).message)
+    }
+  }
+  if (problems.length > 0) throw new InvalidThresholdError(problems.join('\n'))
+  if (objectives.length === 0) throw new InvalidThresholdError('The SLO spec names no objective')
+  return objectives
+}
+
+function fieldObjectives(field: string, value: NonNullable<SloSpec[string]>): Objective[] {
+  if (Array.isArray(value)) return value.map((t: string) => parseThreshold(field, t))
+  const rate = (RATE_METRICS as readonly string[]).includes(field)
+  const out: Objective[] = []
+  for (const [key, limit] of Object.entries(value as Record<string, unknown>)) {
+    if (key === 'minSamples') continue
+    if (typeof limit !== 'number' || Number.isNaN(limit)) throw new InvalidThresholdError(`${field}.${key}: expected a number, got ${JSON.stringify(limit)}`)
+    if (rate) {
+      if (key !== 'min' && key !== 'max') throw new InvalidThresholdError(`Unsupported objective '${key}' for ${field} (a rate): supported: min, max`)
+      out.push({ field, aggregation: 'rate', comparator: key === 'min' ? '>=' : '<=', limit, source: `${key}: ${limit}`, kind: 'rate' })
+      continue
+    }
+    const percentile = PERCENTILE_KEYS[key]
+    if (percentile === undefined && key !== 'mean' && key !== 'max') throw new InvalidThresholdError(`Unsupported objective '${key}' for ${field} (a duration): supported: p50, p90, p95, p99, p999, mean, max, minSamples`)
+    const minSamples = (value as DurationObjectives).minSamples
+    out.push({ field, aggregation: key, ...(percentile === undefined ? {} : { percentile }), comparator: '<=', limit, source: `${key}: ${limit}`, kind: 'duration', ...(minSamples === undefined ? {} : { minSamples }) })
+  }
+  return out
+}
+
+/** Samples a percentile needs to be more than its maximum: p99 → 100, p999 → 1000, p50 → 2. */
+export function requiredSamples(o: Objective): number {
+  if (o.minSamples !== undefined) return o.minSamples
+  if (o.percentile === undefined || o.percentile <= 0) return 1
+  if (o.percentile >= 100) return 1
+  return Math.ceil(1 / (1 - o.percentile / 100) - 1e-9)
+}

@@ -1,0 +1,19 @@
+import { request } from 'undici'
+import { formatProgress, type ProgressSnapshot } from '../bench/progress.ts'
+import type { LlmPerfContext } from './provided-context.ts'
+
+/**
+ * Sends a progress line to the main process, which owns the terminal (a test worker's stdout is a pipe).
+ * Best effort: a lost line never disturbs the run.
+ */
+export function postProgress(ctx: LlmPerfContext, testName: string, p: ProgressSnapshot): void {
+  if (ctx.control === undefined) return
+  const line = `[llm-perf] ${testName}: ${formatProgress(p)}`
+  request(`${ctx.control.url}/progress`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${ctx.control.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ line, done: p.done === p.total }),
+  })
+    .then((res) => res.body.dump())
+    .catch(() => undefined)
+}

@@ -1,0 +1,4 @@
+import { expect } from 'vitest'
+import { matchers } from '../matchers/matchers.ts'
+
+expect.extend(matchers)

@@ -1,0 +1,45 @@
+import type { BenchRun } from '../bench/bench-run.ts'
+
+/** One bench run as the end-of-run table shows it (ms, req/s, tok/s). */
+export interface CompactSummary {
+  name: string | undefined
+  target_rate: number | null
+  requests: number
+  success_rate: number
+  ttft_p50: number | undefined
+  ttft_p99: number | undefined
+  total_latency_p99: number | undefined
+  pure_queue_time_p99: number | undefined
+  request_throughput: number
+  output_token_throughput: number
+  csv: string
+  slo: Array<{ objective: string; status: string }>
+}
+
+export interface PerfTaskMeta {
+  llmPerf?: CompactSummary[]
+}
+
+declare module 'vitest' {
+  interface TaskMeta {
+    llmPerf?: CompactSummary[]
+  }
+}
+
+export function compactSummary(run: BenchRun): CompactSummary {
+  const m = run.summary.metrics
+  return {
+    name: run.summary.name,
+    target_rate: run.summary.target_rate,
+    requests: run.summary.requests,
+    success_rate: run.summary.success_rate,
+    ttft_p50: m.ttft?.p50 ?? m.client_ttft?.p50,
+    ttft_p99: m.ttft?.p99 ?? m.client_ttft?.p99,
+    total_latency_p99: m.total_latency?.p99,
+    pure_queue_time_p99: m.pure_queue_time?.p99,
+    request_throughput: run.summary.request_throughput,
+    output_token_throughput: run.summary.output_token_throughput,
+    csv: run.files.csv,
+    slo: [],
+  }
+}
