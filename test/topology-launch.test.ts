@@ -62,7 +62,10 @@ test('engine sglang against the stand-in launch_server: waits through its load a
 test('a worker that crashes at start fails within seconds with its exit code and last log lines', async () => {
   const dir = logDir()
   const started = Date.now()
-  const err = await launchTopology('crashy', { engine: 'sglang', model: 'stand-in/model', python: 'python3', workers: 1, server: { env: { PYTHONPATH: standIn, STANDIN_CRASH: 'RuntimeError: CUDA out of memory (stand-in)' } } }, { logDir: dir }).catch((e: unknown) => e as Error & { exitCode?: number; logTail?: string[] })
+  const err = (await launchTopology('crashy', { engine: 'sglang', model: 'stand-in/model', python: 'python3', workers: 1, server: { env: { PYTHONPATH: standIn, STANDIN_CRASH: 'RuntimeError: CUDA out of memory (stand-in)' } } }, { logDir: dir }).then(
+    () => new Error('expected the launch to fail'),
+    (e: unknown) => e,
+  )) as Error & { exitCode?: number; logTail?: string[] }
   expect(Date.now() - started).toBeLessThan(10_000)
   expect(err.message).toMatch(/^crashy\/worker-1 exited with code 3 before it was ready \(http:\/\/127\.0\.0\.1:\d+\/health\)\. Log: .*crashy-worker-1\.log/u)
   expect(err.message).toContain('RuntimeError: CUDA out of memory (stand-in)')

@@ -1,7 +1,7 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
 import type { BenchRun } from '../bench/bench-run.ts'
 import { evaluateSlo, type SloOptions } from './evaluate-slo.ts'
-import { formatEvaluation } from './format-slo.ts'
+import { formatEvaluation, objectiveLabel } from './format-slo.ts'
 import type { SloSpec } from './slo-spec.ts'
 
 /** An objective that cannot be judged (too few samples, a metric the server did not report, an invalid run) fails whether or not `.not` is used. */
@@ -16,6 +16,13 @@ function assertRun(received: unknown, matcher: string): asserts received is Benc
   }
 }
 
+/** Puts the verdicts next to this run's row in task.meta, for the end-of-run table. */
+function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: string[]): void {
+  const rows = (state.task as { meta?: { llmPerf?: Array<{ csv: string; slo: string[] }> } } | undefined)?.meta?.llmPerf
+  const row = rows?.find((r) => r.csv === run.files.csv)
+  if (row !== undefined) row.slo.push(...verdicts)
+}
+
 function judge(this: MatcherState, matcher: string, run: unknown, spec: SloSpec, options?: SloOptions): SyncMatcherResult {
   assertRun(run, matcher)
   const evaluation = evaluateSlo(run, spec, options)
@@ -28,6 +35,7 @@ function judge(this: MatcherState, matcher: string, run: unknown, spec: SloSpec,
     throw new SloUnjudgeableError(`${hint}\n\nSLO cannot be judged: ${body}`)
   }
   const pass = evaluation.results.every((r) => r.status === 'pass')
+  recordVerdicts(this, run, evaluation.results.map((r) => `${r.status === 'pass' ? '✓' : '✗'} ${objectiveLabel(r.objective)}`))
   return {
     pass,
     message: () => (pass ? `${hint}\n\nExpected the run to miss its SLO, but ${body}` : `${hint}\n\nSLO not met: ${body}`),

@@ -13,7 +13,8 @@ export interface CompactSummary {
   request_throughput: number
   output_token_throughput: number
   csv: string
-  slo: Array<{ objective: string; status: string }>
+  /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
+  slo: string[]
 }
 
 export interface PerfTaskMeta {
