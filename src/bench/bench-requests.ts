@@ -12,6 +12,7 @@ import { summariseRun } from '../summarise/run-summary.ts'
 import type { BenchRun, BenchSummary, RunContext } from './bench-run.ts'
 import { resolveTarget, type BenchTarget } from './bench-target.ts'
 import { PACKAGE_VERSION } from './package-version.ts'
+import { htmlReport } from '../report/html-report.ts'
 import { runLoop } from './run-loop.ts'
 import { failureHooks } from './failure-schedule.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
@@ -94,7 +95,9 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const summary: BenchSummary = { ...figures, ...context }
     const json = join(outDir, 'summary.json')
     writeFileSync(json, `${JSON.stringify(summary, null, 2)}\n`)
-    return { records: result.records, summary, files: { csv: csv.path, json } }
+    const html = join(outDir, 'report.html')
+    writeFileSync(html, htmlReport(opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`, result.records, summary))
+    return { records: result.records, summary, files: { csv: csv.path, json, html } }
   } finally {
     await pool.close().catch(() => pool.destroy())
   }

@@ -64,3 +64,10 @@ describe('arrivalSchedule', () => {
     expect(arrivalSchedule({ ...base, seed: 8 })[10]).not.toBe(arrivalSchedule(base)[10])
   })
 })
+
+test('small seeds draw ordinary first gaps (xoroshiro128+ seeded with 1 opened with ~18 mean gaps)', () => {
+  const firstGaps = Array.from({ length: 200 }, (_, seed) => arrivalSchedule({ ...base, requests: 2, seed })[1] as number)
+  const meanFirst = firstGaps.reduce((a, b) => a + b, 0) / firstGaps.length
+  expect(meanFirst * base.rate).toBeGreaterThan(0.75)
+  expect(meanFirst * base.rate).toBeLessThan(1.25)
+})

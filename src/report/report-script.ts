@@ -1,0 +1,72 @@
+/**
+ * The page's own script (plain browser JavaScript, inlined into report.html): it draws the request
+ * timeline on a canvas and hands the other charts to uPlot.
+ */
+export const REPORT_SCRIPT = String.raw`
+const D = JSON.parse(document.getElementById('data').textContent);
+const STAGES = [
+  ['queued in router', '#9e9e9e', 'arrival', 'send'],
+  ['network', '#d9d9d9', 'send', 'created'],
+  ['tokenize', '#8e7cc3', 'created', 'qStart'],
+  ['queued in server', '#e69138', 'qStart', 'qEnd'],
+  ['prefill', '#3c78d8', 'qEnd', 'first'],
+  ['decode', '#6aa84f', 'first', 'finish'],
+];
+function legend(el) {
+  el.innerHTML = STAGES.map(([name, color]) => '<span><i style="background:' + color + '"></i>' + name + '</span>').join('') + '<span><i style="background:#cc0000"></i>failed</span>';
+}
+function drawTimeline(canvas) {
+  const R = D.requests, n = R.id.length;
+  const width = canvas.parentElement.clientWidth, height = Math.min(Math.max(n * 3, 240), 900);
+  const ratio = window.devicePixelRatio || 1;
+  canvas.width = width * ratio; canvas.height = height * ratio;
+  canvas.style.width = width + 'px'; canvas.style.height = height + 'px';
+  const ctx = canvas.getContext('2d'); ctx.scale(ratio, ratio);
+  const left = 48, right = 8, top = 8, bottom = 24;
+  const end = Math.max(...R.finish, 1e-9);
+  const x = (t) => left + (t / end) * (width - left - right);
+  const rowH = (height - top - bottom) / Math.max(n, 1);
+  ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, width, height);
+  for (let i = 0; i < n; i++) {
+    const y = top + i * rowH, h = Math.max(rowH * 0.8, 0.6);
+    for (const [, color, a, b] of STAGES) {
+      const t0 = R[a][i], t1 = R[b][i];
+      if (t0 === null || t1 === null || t1 < t0) continue;
+      ctx.fillStyle = color; ctx.fillRect(x(t0), y, Math.max(x(t1) - x(t0), 0.5), h);
+    }
+    if (!R.ok[i]) { ctx.fillStyle = '#cc0000'; ctx.fillRect(x(R.finish[i]) - 1.5, y, 3, Math.max(h, 2)); }
+  }
+  ctx.fillStyle = '#333'; ctx.font = '11px sans-serif';
+  for (let k = 0; k <= 5; k++) { const t = (end * k) / 5; ctx.fillText(t.toFixed(2) + ' s', x(t) - 12, height - 6); }
+  ctx.save(); ctx.translate(12, height / 2); ctx.rotate(-Math.PI / 2); ctx.fillText('requests by arrival', -50, 0); ctx.restore();
+  canvas.dataset.drawn = String(n);
+}
+function chart(el, title, data, series, opts) {
+  const width = el.clientWidth || 600;
+  return new uPlot(Object.assign({ title, width, height: 260, series: [{}].concat(series), axes: [{}, {}] }, opts || {}), data, el);
+}
+const PALETTE = ['#3c78d8', '#e69138', '#6aa84f', '#8e7cc3', '#cc0000', '#45818e', '#999999', '#bf9000'];
+function percentileChart(el, title, names) {
+  names = names.filter((k) => D.percentiles.series[k] !== undefined);
+  chart(el, title, [D.percentiles.p].concat(names.map((k) => D.percentiles.series[k])),
+    names.map((k, i) => ({ label: k, stroke: PALETTE[i % PALETTE.length], width: 1.5 })),
+    { scales: { x: { time: false } }, axes: [{ label: 'percentile' }, { label: 'ms' }] });
+}
+function overTimeChart(el) {
+  chart(el, 'Concurrency and server queue depth', [D.overTime.t, D.overTime.concurrency, D.overTime.queueDepth],
+    [{ label: 'requests in the system', stroke: '#3c78d8', width: 1.5 }, { label: 'waiting in server queues', stroke: '#e69138', width: 1.5 }],
+    { scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: 'requests' }] });
+}
+function hostsChart(el) {
+  const idx = D.hosts.name.map((_, i) => i);
+  chart(el, 'Requests per worker', [idx, D.hosts.count], [{ label: 'requests', stroke: '#6aa84f', fill: '#6aa84f88', paths: uPlot.paths.bars({ size: [0.6, 80] }) }],
+    { scales: { x: { time: false, range: [-0.5, idx.length - 0.5] } }, axes: [{ values: (u, splits) => splits.map((s) => (Number.isInteger(s) && D.hosts.name[s] !== undefined ? D.hosts.name[s] : '')), space: 10 }, { label: 'requests' }] });
+}
+legend(document.getElementById('legend'));
+drawTimeline(document.getElementById('timeline'));
+percentileChart(document.getElementById('percentiles'), 'Time to first token and its stages, by percentile (ms)', ['ttft', 'client_ttft', 'pure_queue_time', 'prefill_time', 'queue_time_in_router']);
+percentileChart(document.getElementById('percentiles-e2e'), 'End-to-end latency by percentile (ms)', ['total_latency']);
+percentileChart(document.getElementById('percentiles-token'), 'Per-token latency by percentile (ms)', ['tpot', 'itl_max']);
+overTimeChart(document.getElementById('overtime'));
+hostsChart(document.getElementById('hosts'));
+`
