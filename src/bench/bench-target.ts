@@ -4,6 +4,8 @@ export interface BenchTarget {
   name?: string
   workers?: ReadonlyArray<{ url: string; name?: string }>
   control?: { url: string; token: string }
+  /** A topology launched in this process fails and restores its workers directly. */
+  setFailed?: (workers: readonly string[]) => Promise<void>
 }
 
 export interface ResolvedTarget {

@@ -34,7 +34,8 @@ export interface TimelineHook {
 export function failureHooks(failures: Record<string, string[]>, target: BenchTarget, lastArrivalS: number): TimelineHook[] {
   const problems: string[] = []
   const control = target.control
-  if (control === undefined) problems.push('`failures`: needs a topology started by vitest-llm-perf as the target (it carries the control endpoint), got a plain URL')
+  const direct = target.setFailed
+  if (control === undefined && direct === undefined) problems.push('`failures`: needs a topology started by vitest-llm-perf as the target (it can fail its workers), got a plain URL')
   const known = new Set((target.workers ?? []).map((w) => w.name))
   const hooks: TimelineHook[] = []
   for (const [key, workers] of Object.entries(failures)) {
@@ -42,7 +43,9 @@ export function failureHooks(failures: Record<string, string[]>, target: BenchTa
     if (atMs === undefined) problems.push(`\`failures\`: expected keys like '30s', '500ms', '2m' or '30%', got ${JSON.stringify(key)}`)
     const unknown = workers.filter((w) => !known.has(w))
     if (unknown.length > 0) problems.push(`\`failures.${key}\`: unknown worker ${unknown.map((w) => JSON.stringify(w)).join(', ')}; the topology has ${[...known].join(', ') || 'no named workers'}`)
-    if (atMs !== undefined && control !== undefined) hooks.push({ atMs, run: () => setFailed(control, target.name ?? '', workers) })
+    if (atMs === undefined) continue
+    if (direct !== undefined) hooks.push({ atMs, run: () => direct(workers) })
+    else if (control !== undefined) hooks.push({ atMs, run: () => setFailed(control, target.name ?? '', workers) })
   }
   if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
   return hooks.sort((a, b) => a.atMs - b.atMs)

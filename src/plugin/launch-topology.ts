@@ -10,6 +10,8 @@ import { engineOverride } from './engine-override.ts'
 /** A topology a test started itself: its description plus what stops it. `await using` stops it at scope end. */
 export interface LaunchedTopology extends TopologyInfo {
   startRouter(policy: 'cache_aware' | 'round_robin' | 'random' | 'power_of_two' | 'shortest_queue', args?: string[]): Promise<{ url: string; metricsUrl: string; stop: () => Promise<void> }>
+  /** Exactly these workers are down afterwards (SIGKILL); the others are restarted if they were. */
+  setFailed(workers: readonly string[]): Promise<void>
   stop(): Promise<void>
   [Symbol.asyncDispose](): Promise<void>
 }
@@ -29,6 +31,7 @@ export async function launchTopology(name: string, options: TopologyOptions, whe
   return {
     ...topo.describe(),
     startRouter: (policy, args) => topo.startRouter(policy, args),
+    setFailed: (workers) => topo.setFailed(workers),
     stop,
     [Symbol.asyncDispose]: stop,
   }

@@ -48,7 +48,7 @@ function extendTest() {
   .extend('launchTopology', ({ llmPerf, task, onTestFinished }) => {
     return async (name: string, options: TopologyOptions): Promise<LaunchedTopology> => {
       const logDir = testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name)
-      const topo = await launchTopology(name, options, { logDir })
+      const topo = await launchTopology(name, options, { logDir: `${logDir}/servers` })
       onTestFinished(() => topo.stop())
       return topo
     }

@@ -82,6 +82,8 @@ export async function forwardRequest(ctx: ForwardContext, path: string, rawBody:
         'x-request-id': requestId,
         [WORKER_HEADER]: worker.url,
       })
+      // the worker's 200 has started the response: pass it on now, as the real router streams it
+      res.flushHeaders()
       ctx.metrics.httpResponses.inc({ status_code: String(upstream.statusCode), error_code: '' })
       try {
         await pipeline(upstream.body, res)

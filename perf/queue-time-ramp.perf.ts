@@ -1,0 +1,21 @@
+import { expect } from 'vitest'
+import { test } from 'vitest-llm-perf'
+
+// Queue time under load: a rate ramp on one worker with a small batch limit; pure_queue_time rises past capacity.
+const RATES = [5, 10, 20, 40, 80]
+
+test('queue time under load: pure_queue_time rises as the rate passes capacity', async ({ launchTopology, benchRequests }) => {
+  await using worker = await launchTopology('ramp', { workers: 1, server: { maxRunningRequests: 8 } })
+  const rows = []
+  for (const rate of RATES) {
+    const run = await benchRequests(worker, { name: `rate=${rate}`, rate, requests: Math.max(40, rate * 2), seed: rate, dataset: { kind: 'random', inputLen: 128, outputLen: 48 } })
+    expect(run.summary.success_rate).toBe(1)
+    rows.push({ rate, 'queue p50 ms': run.summary.metrics.pure_queue_time?.p50 ?? 0, 'queue p99 ms': run.summary.metrics.pure_queue_time?.p99 ?? 0, 'ttft p99 ms': run.summary.metrics.ttft?.p99 ?? 0, 'req/s': run.summary.request_throughput })
+  }
+  console.table(rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, Number(v.toFixed(1))]))))
+  const q = rows.map((r) => r['queue p99 ms'])
+  // below capacity (8 running × ~7 ms per step ≈ 23 req/s here) requests barely wait; above it they queue
+  expect(q[0]).toBeLessThan(20)
+  expect(q[4]).toBeGreaterThan(10 * Math.max(q[0] as number, 5))
+  expect(q[4]).toBeGreaterThan(q[2] as number)
+})

@@ -1,0 +1,26 @@
+import { request } from 'undici'
+import { expect } from 'vitest'
+import { startRouter, test } from 'vitest-llm-perf'
+
+// cache_aware vs round_robin vs random vs shortest_queue over the same four workers, on a shared-prefix workload.
+const POLICIES = ['cache_aware', 'round_robin', 'random', 'shortest_queue'] as const
+const dataset = { kind: 'shared-prefix', groups: 16, promptsPerGroup: 12, systemPromptLen: 1500, questionLen: 40, outputLen: 16 } as const
+
+test('routing policies: cache_aware wins on cache hits and p99 TTFT with shared prefixes', async ({ topology, benchRequests }) => {
+  const cluster = topology('cluster')
+  const rows = []
+  for (const policy of POLICIES) {
+    const router = policy === 'cache_aware' && cluster.router !== undefined ? cluster.router : await startRouter(cluster, policy)
+    // each policy starts from cold caches
+    await (await request(`${router.url}/flush_cache?timeout=30`, { method: 'POST' })).body.dump()
+    const run = await benchRequests({ ...cluster, url: router.url }, { name: policy, rate: 40, seed: 2, dataset })
+    expect(run.summary.success_rate).toBe(1)
+    rows.push({ policy, cache_hit_rate: run.summary.cache_hit_rate ?? 0, ttft_p99: run.summary.metrics.ttft?.p99 ?? Number.NaN, prefill_p50: run.summary.metrics.prefill_time?.p50, per_worker: Object.values(run.summary.requests_per_host).join('/') })
+  }
+  console.table(rows.map((r) => ({ ...r, cache_hit_rate: Number(r.cache_hit_rate.toFixed(3)), ttft_p99: Number(r.ttft_p99.toFixed(1)), prefill_p50: Number((r.prefill_p50 ?? 0).toFixed(1)) })))
+  const [aware, ...others] = rows
+  for (const other of others) {
+    expect(aware?.cache_hit_rate, `cache hit rate vs ${other.policy}`).toBeGreaterThan(other.cache_hit_rate)
+    expect(aware?.ttft_p99, `p99 TTFT vs ${other.policy}`).toBeLessThan(other.ttft_p99)
+  }
+})
