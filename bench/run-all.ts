@@ -1,0 +1,11 @@
+import { loadGeneratorBench } from './load-generator.bench.ts'
+import { simulatorBench } from './simulator.bench.ts'
+
+/** `npm run bench`: prints figures; nothing here asserts (timing claims are not tests). */
+const print = (title: string, figures: Record<string, string>): void => {
+  const width = Math.max(...Object.keys(figures).map((k) => k.length))
+  process.stdout.write(`\n${title}\n${Object.entries(figures).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`)
+}
+
+print('Load generator: 10,000 requests at 1,000 req/s, zero-latency streaming server (own process)', await loadGeneratorBench())
+print('Simulator: 500 concurrent streams on one sim-server process (same host)', await simulatorBench())
