@@ -26,7 +26,7 @@ function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: string[]):
 function judge(this: MatcherState, matcher: string, run: unknown, spec: SloSpec, options?: SloOptions): SyncMatcherResult {
   assertRun(run, matcher)
   const evaluation = evaluateSlo(run, spec, options)
-  const hint = this.utils.matcherHint(`${this.isNot ? '.not' : ''}.${matcher}`, 'run', 'slo', { isNot: this.isNot })
+  const hint = this.utils.matcherHint(`.${matcher}`, 'run', 'slo', { isNot: this.isNot })
   const body = formatEvaluation(run, evaluation)
   if (evaluation.invalid !== undefined) {
     throw new SloUnjudgeableError(`${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the rate, cap maxInFlight, or raise the limit.\n\n${body}`)
