@@ -6,6 +6,10 @@ import { percentileSorted } from '../summarise/percentile.ts'
 import { normalizeSpec, requiredSamples, type Objective, type SloSpec } from './slo-spec.ts'
 
 export interface SloOptions {
+  /** A baseline file (JSON) to compare with; written when missing (outside CI) or with LLM_PERF_UPDATE_BASELINE=1. */
+  compareTo?: string
+  /** Percentiles that must not regress beyond the baseline: `{ ttft: { p99: 10 } }` = at most 10 % over it, beyond noise. */
+  regression?: Record<string, Partial<Record<'p50' | 'p90' | 'p95' | 'p99' | 'p999', number>>>
   /** A run whose dispatch lag p99 exceeds this is invalid, not passed or failed. @default 25 */
   maxDispatchLagMs?: number
   /** Likewise for the client's event-loop delay p99. @default 50 */

@@ -1,6 +1,7 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
 import type { BenchRun } from '../bench/bench-run.ts'
 import { evaluateSlo, type SloOptions } from './evaluate-slo.ts'
+import { compareToBaseline } from './baseline.ts'
 import { formatEvaluation, objectiveLabel } from './format-slo.ts'
 import type { SloSpec } from './slo-spec.ts'
 
@@ -34,11 +35,18 @@ function judge(this: MatcherState, matcher: string, run: unknown, spec: SloSpec,
   if (evaluation.results.some((r) => r.status === 'too_few_samples' || r.status === 'not_reported')) {
     throw new SloUnjudgeableError(`${hint}\n\nSLO cannot be judged: ${body}`)
   }
-  const pass = evaluation.results.every((r) => r.status === 'pass')
+  const regression = options?.compareTo === undefined ? undefined : compareToBaseline(run, options.compareTo, options.regression ?? { ttft: { p99: 10 } })
+  if (regression?.problem !== undefined) throw new SloUnjudgeableError(`${hint}\n\nBaseline: ${regression.problem}`)
+  const regressionLines = (regression?.results ?? []).map((r) => `  ${r.pass ? '✓' : '✗'} ${r.key} vs baseline: ${r.observed.toFixed(1)}, baseline ${r.baseline.toFixed(1)}, allowed ≤ ${r.allowed.toFixed(1)} (${(((r.observed - r.baseline) / r.baseline) * 100).toFixed(1)}%)`)
+  const baselineNote = regression?.written === true ? [`  baseline written to ${options?.compareTo}`] : regressionLines
+  const pass = evaluation.results.every((r) => r.status === 'pass') && (regression?.results ?? []).every((r) => r.pass)
   recordVerdicts(this, run, evaluation.results.map((r) => `${r.status === 'pass' ? '✓' : '✗'} ${objectiveLabel(r.objective)}`))
   return {
     pass,
-    message: () => (pass ? `${hint}\n\nExpected the run to miss its SLO, but ${body}` : `${hint}\n\nSLO not met: ${body}`),
+    message: () => {
+      const text = [body, ...baselineNote].join('\n')
+      return pass ? `${hint}\n\nExpected the run to miss its SLO, but ${text}` : `${hint}\n\nSLO not met: ${text}`
+    },
   }
 }
 

@@ -1,0 +1,93 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import type { BenchRun } from '../bench/bench-run.ts'
+import { PACKAGE_VERSION } from '../bench/package-version.ts'
+import { SeededRandom } from '../schedule/seeded-random.ts'
+import { percentileSorted } from '../summarise/percentile.ts'
+import { fieldValues } from './evaluate-slo.ts'
+
+/** `{ ttft: { p99: 10 } }`: ttft's p99 may rise at most 10 % over the baseline, beyond sampling noise. */
+export type RegressionSpec = Record<string, Partial<Record<'p50' | 'p90' | 'p95' | 'p99' | 'p999', number>>>
+
+export interface BaselineFile {
+  created_at: string
+  package_version: string
+  metrics: Record<string, { value: number; noise: number; n: number }>
+}
+
+export interface RegressionResult {
+  key: string
+  baseline: number
+  observed: number
+  allowed: number
+  pass: boolean
+}
+
+const PERCENTILE: Record<string, number> = { p50: 50, p90: 90, p95: 95, p99: 99, p999: 99.9 }
+const BOOTSTRAP_ROUNDS = 200
+export const UPDATE_BASELINE_ENV = 'LLM_PERF_UPDATE_BASELINE'
+
+/**
+ * Run-to-run noise of a percentile: the standard deviation of that percentile over bootstrap resamples
+ * of the run's own samples (seeded, so the same run gives the same noise).
+ */
+export function bootstrapNoise(values: readonly number[], p: number, rounds = BOOTSTRAP_ROUNDS): number {
+  if (values.length < 2) return 0
+  const random = new SeededRandom(values.length)
+  const stats: number[] = []
+  const sample = new Float64Array(values.length)
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < values.length; i++) sample[i] = values[random.int(0, values.length - 1)] as number
+    stats.push(percentileSorted(sample.sort(), p))
+  }
+  const mean = stats.reduce((a, b) => a + b, 0) / stats.length
+  return Math.sqrt(stats.reduce((a, b) => a + (b - mean) ** 2, 0) / stats.length)
+}
+
+function measure(run: BenchRun, spec: RegressionSpec): BaselineFile['metrics'] {
+  const out: BaselineFile['metrics'] = {}
+  for (const [field, objectives] of Object.entries(spec)) {
+    const values = fieldValues(run.records, field)
+    const sorted = Float64Array.from(values).sort()
+    for (const key of Object.keys(objectives)) {
+      const p = PERCENTILE[key]
+      if (p === undefined) throw new Error(`regression.${field}.${key}: expected one of ${Object.keys(PERCENTILE).join(', ')}`)
+      if (values.length > 0) out[`${field}.${key}`] = { value: percentileSorted(sorted, p), noise: bootstrapNoise(values, p), n: values.length }
+    }
+  }
+  return out
+}
+
+export function writeBaseline(path: string, run: BenchRun, spec: RegressionSpec): void {
+  const file: BaselineFile = { created_at: new Date().toISOString(), package_version: PACKAGE_VERSION, metrics: measure(run, spec) }
+  mkdirSync(dirname(resolve(path)), { recursive: true })
+  writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`)
+}
+
+/**
+ * Compares the run with the baseline file: a percentile fails when it exceeds
+ * baseline · (1 + pct/100) + 2·√(noise_baseline² + noise_now²). Writes the baseline instead when the
+ * file is missing outside CI, or when LLM_PERF_UPDATE_BASELINE=1.
+ */
+export function compareToBaseline(run: BenchRun, path: string, spec: RegressionSpec, env: NodeJS.ProcessEnv = process.env): { written: boolean; results: RegressionResult[]; problem?: string } {
+  const update = env[UPDATE_BASELINE_ENV] === '1' || env[UPDATE_BASELINE_ENV] === 'true'
+  if (update || (!existsSync(path) && (env['CI'] === undefined || env['CI'] === '' || env['CI'] === 'false'))) {
+    writeBaseline(path, run, spec)
+    return { written: true, results: [] }
+  }
+  if (!existsSync(path)) return { written: false, results: [], problem: `no baseline at ${path}: run once with ${UPDATE_BASELINE_ENV}=1 (or outside CI) and commit the file` }
+  const base = JSON.parse(readFileSync(path, 'utf8')) as BaselineFile
+  const now = measure(run, spec)
+  const results: RegressionResult[] = []
+  for (const [field, objectives] of Object.entries(spec)) {
+    for (const [key, pct] of Object.entries(objectives)) {
+      const k = `${field}.${key}`
+      const b = base.metrics[k]
+      const c = now[k]
+      if (b === undefined || c === undefined) return { written: false, results, problem: `${k}: ${b === undefined ? `not in the baseline ${path}` : 'not reported in this run'}` }
+      const allowed = b.value * (1 + (pct as number) / 100) + 2 * Math.sqrt(b.noise ** 2 + c.noise ** 2)
+      results.push({ key: k, baseline: b.value, observed: c.value, allowed, pass: c.value <= allowed })
+    }
+  }
+  return { written: false, results }
+}
