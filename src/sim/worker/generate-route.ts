@@ -47,13 +47,15 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   if (stream) startSse(res)
   const problem = validate(body) ?? (state.engine.has(rid) ? `Duplicate request ID detected: ${rid}` : undefined)
   if (problem !== undefined) return fail(400, problem)
-  if (state.injectsError(rid)) return fail(500, 'Internal server error (injected by --fault-error-rate)')
+  const seq = state.nextSeq()
+  if (state.injectsError(seq)) return fail(500, 'Internal server error (injected by --fault-error-rate)')
   const sp = (body['sampling_params'] ?? {}) as Body
   const promptIds = typeof body['text'] === 'string' ? tokenize(body['text']) : (body['input_ids'] as number[])
   const payloads = new GeneratePayloads(state, rid, epochNowMs() / 1000)
   let done = false
   const simReq = state.newRequest({
     rid,
+    seq,
     promptIds,
     maxNewTokens: sp['max_new_tokens'] === null ? null : ((sp['max_new_tokens'] as number | undefined) ?? 128),
     ignoreEos: sp['ignore_eos'] === true,

@@ -56,7 +56,8 @@ export async function handleOpenAi(kind: Kind, state: WorkerState, req: Incoming
   const includeUsage = (body['stream_options'] as Body | undefined)?.['include_usage'] === true
   const rid = typeof body['rid'] === 'string' ? body['rid'] : randomUUID().replaceAll('-', '')
   if (state.engine.has(rid)) return sendJson(res, 400, errorBody(`Duplicate request ID detected: ${rid}`, 400))
-  if (state.injectsError(rid)) return sendJson(res, 500, errorBody('Internal server error (injected by --fault-error-rate)', 500))
+  const seq = state.nextSeq()
+  if (state.injectsError(seq)) return sendJson(res, 500, errorBody('Internal server error (injected by --fault-error-rate)', 500))
   const model = state.config.servedModelName
   const created = Math.floor(createdEpoch)
   const out = new GenerationOutput(state.config.seed, rid)
@@ -77,6 +78,7 @@ export async function handleOpenAi(kind: Kind, state: WorkerState, req: Incoming
   }
   const simReq = state.newRequest({
     rid,
+    seq,
     promptIds: ids,
     maxNewTokens: maxTokens(kind, body),
     ignoreEos: body['ignore_eos'] === true,

@@ -12,6 +12,8 @@ const UNLIMITED_CAP = 4096
 
 export interface NewRequest {
   rid: string
+  /** Arrival order at this worker: what seeded draws key on, so the same seed and load behave alike. */
+  seq: number
   promptIds: number[]
   maxNewTokens: number | null
   ignoreEos: boolean
@@ -26,6 +28,7 @@ export class WorkerState {
   readonly metrics: WorkerMetrics | undefined
   status: 'starting' | 'up' = 'starting'
   flushInProgress = false
+  #seq = 0
 
   constructor(config: WorkerConfig) {
     this.config = config
@@ -44,16 +47,22 @@ export class WorkerState {
     )
   }
 
-  /** A per-request draw in [0, 1), fixed by the seed and the rid: same seed and load, same faults. */
-  draw(rid: string, salt: number): number {
-    return (Math.imul(hashString(rid) ^ this.config.seed ^ salt, 0x85ebca6b) >>> 0) / 0x100000000
+  /** The next arrival's sequence number. */
+  nextSeq(): number {
+    return this.#seq++
+  }
+
+  /** A per-request draw in [0, 1), fixed by the seed and the arrival order: same seed and load, same draws. */
+  draw(seq: number, salt: number): number {
+    const h = Math.imul(hashString(`${seq}:${salt}`) ^ this.config.seed, 0x85ebca6b) >>> 0
+    return (Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0) / 0x100000000
   }
 
   newRequest(n: NewRequest): SimRequest {
     const cap = n.maxNewTokens ?? UNLIMITED_CAP
-    const eos = 1 + Math.floor(this.draw(n.rid, 0x51) * 2 * EOS_SPREAD)
+    const eos = 1 + Math.floor(this.draw(n.seq, 0x51) * 2 * EOS_SPREAD)
     const targetTokens = Math.max(1, n.ignoreEos ? cap : Math.min(cap, eos))
-    const stalls = this.draw(n.rid, 0x77) < this.config.faultStallRate && targetTokens > 2
+    const stalls = this.draw(n.seq, 0x77) < this.config.faultStallRate && targetTokens > 2
     return {
       rid: n.rid,
       promptIds: n.promptIds,
@@ -77,8 +86,8 @@ export class WorkerState {
   }
 
   /** True when this request is chosen to fail by `--fault-error-rate`. */
-  injectsError(rid: string): boolean {
-    return this.draw(rid, 0x33) < this.config.faultErrorRate
+  injectsError(seq: number): boolean {
+    return this.draw(seq, 0x33) < this.config.faultErrorRate
   }
 
   finished(req: SimRequest): void {
