@@ -62,6 +62,8 @@ test.each([
 ])('after a %s run, no process of the run remains', async (mode, exitCode) => {
   const { result, clean, left } = await runFixture(mode)
   expect(result.exitCode, result.all).toBe(exitCode)
+  // a failing test carries the servers' logs (the default reporter shows annotations of failed tests)
+  if (mode === 'fail') expect(result.all).toMatch(/server log \S+cluster-worker-1\.log/u)
   expect(clean, `left: ${left.join(', ')}`).toBe(true)
 })
 

@@ -29,7 +29,14 @@ function extendTest() {
     .extend('topology', ({ llmPerf }) => topologyLookup(llmPerf))
   .extend('benchRequests', ({ llmPerf, task, signal, annotate }) => {
     let runs = 0
-    return async (target: BenchTarget, options: BenchOptions): Promise<BenchRun> => {
+    const logged = new Set<string>()
+    return async (target: BenchTarget & { logFiles?: string[] }, options: BenchOptions): Promise<BenchRun> => {
+      // the servers' logs, named by path (not copied: GPU logs are large); reporters show them on failure
+      for (const path of target.logFiles ?? []) {
+        if (logged.has(path)) continue
+        logged.add(path)
+        await annotate(`server log ${path}`, 'llm-perf:log')
+      }
       const dir = testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name)
       const outDir = options.outDir ?? (runs++ === 0 ? dir : `${dir}/run-${runs}`)
       const run = await runBench(target, {

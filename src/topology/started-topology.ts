@@ -13,6 +13,8 @@ export interface TopologyInfo {
   url: string
   workers: Array<{ name: string; url: string }>
   router?: { url: string; metricsUrl: string }
+  /** The servers' log files (stdout and stderr), attached to a failing test. */
+  logFiles?: string[]
   /** The endpoint (in the Vitest main process) that kills and restores this topology's workers. */
   control?: { url: string; token: string }
 }
@@ -50,6 +52,7 @@ export class StartedTopology {
       engine: this.engine,
       url: this.url,
       workers: this.workers.map((w) => ({ name: w.name, url: w.url })),
+      logFiles: [...this.workers.flatMap((w) => (w.server === undefined ? [] : [w.server.logFile])), ...(this.router === undefined ? [] : [this.router.logFile])],
       ...(routerUrl === undefined ? {} : { router: { url: routerUrl, metricsUrl: this.routerMetricsUrl ?? '' } }),
       ...(control === undefined ? {} : { control }),
     }
