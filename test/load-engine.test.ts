@@ -44,7 +44,7 @@ describe('against a simulated SGLang worker', () => {
   afterAll(() => w.stop())
 
   test('acceptance: 100 requests at 50 req/s — last arrival about 2 s, 100 rows, the design’s columns first and in order, server timestamps filled', async () => {
-    const run = await benchRequests({ url: w.url }, { rate: 50, requests: 100, seed: 1, apiKey: 'sk-test-key', dataset: { kind: 'random', inputLen: 64, outputLen: 16 }, outDir: outDir() })
+    const run = await benchRequests({ url: w.url }, { rate: 50, requests: 100, seed: 1, apiKey: 'sk-test-key', slo: { ttft: { p99: 5000 } }, dataset: { kind: 'random', inputLen: 64, outputLen: 16 }, outDir: outDir() })
     const csv = readFileSync(run.files.csv, 'utf8').trim().split('\n')
     expect(csv).toHaveLength(101)
     expect(csv[0]?.split(',')).toEqual([...CSV_COLUMNS])
@@ -59,6 +59,7 @@ describe('against a simulated SGLang worker', () => {
       expect(r.queue_time_end as number).toBeGreaterThanOrEqual(r.queue_time_start as number)
     }
     const summary = readFileSync(run.files.json, 'utf8')
+    expect(JSON.parse(summary).goodput).toMatchObject({ fraction: 1, slo: { ttft: { p99: 5000 } } })
     expect(JSON.parse(summary)).toMatchObject({ seed: 1, clock: { shared: true }, server_info: { version: expect.stringMatching(/^sim-/u) }, options: { apiKey: '(set, not recorded)' } })
     expect(summary + readFileSync(run.files.csv, 'utf8')).not.toContain('sk-test-key')
   })

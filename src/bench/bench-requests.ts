@@ -13,6 +13,8 @@ import type { BenchRun, BenchSummary, RunContext } from './bench-run.ts'
 import { resolveTarget, type BenchTarget } from './bench-target.ts'
 import { PACKAGE_VERSION } from './package-version.ts'
 import { htmlReport } from '../report/html-report.ts'
+import { goodput } from '../matchers/evaluate-slo.ts'
+import { normalizeSpec, type SloSpec } from '../matchers/slo-spec.ts'
 import { runLoop } from './run-loop.ts'
 import { failureHooks } from './failure-schedule.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
@@ -27,6 +29,7 @@ const KEEP_ALIVE_MS = 4000
  */
 export async function benchRequests(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
   const opts = validateBenchOptions(options)
+  if (opts.slo !== undefined) normalizeSpec(opts.slo as SloSpec)
   const where = resolveTarget(target)
   const items = await buildDataset(opts.dataset, opts.requests, opts.seed)
   const arrivalsS = arrivalSchedule({ ...opts, requests: items.length })
@@ -91,8 +94,13 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
         : { shared: false, note: 'the server runs on another host: formulas mixing client and server times hold only if the clocks are synchronised' },
       warmup,
       warnings,
+      goodput: null,
     }
     const summary: BenchSummary = { ...figures, ...context }
+    if (opts.slo !== undefined) {
+      const gp = goodput({ records: result.records, summary, files: { csv: csv.path, json: '' } }, normalizeSpec(opts.slo as SloSpec))
+      summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
+    }
     const json = join(outDir, 'summary.json')
     writeFileSync(json, `${JSON.stringify(summary, null, 2)}\n`)
     const html = join(outDir, 'report.html')

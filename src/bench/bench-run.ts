@@ -13,6 +13,8 @@ export interface RunContext {
   clock: { shared: boolean; note: string }
   warmup: { sent: number; failed: number }
   warnings: string[]
+  /** With the `slo` option: the fraction of all requests that succeeded within every per-request limit, and per second. */
+  goodput: { fraction: number; per_second: number; slo: Record<string, unknown> } | null
 }
 
 export interface BenchSummary extends RunSummary, RunContext {}

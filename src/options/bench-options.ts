@@ -53,6 +53,8 @@ export const benchOptionsSchema = z.strictObject({
   headersTimeoutMs: positiveMs.default(600_000),
   /** Aborts the run; unsent requests are recorded as failed, never dropped. */
   signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
+  /** Per-request objectives for goodput in summary.json (the DistServe/vLLM definition), e.g. `{ ttft: { p99: 500 }, tpot: { p99: 50 } }`. */
+  slo: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { error: 'expected an SLO spec object' }).optional(),
   /** A name for this experiment, written to summary.json. */
   name: z.string().optional(),
   /** Called about once a second with the run's progress. */
