@@ -8,5 +8,4 @@ const print = (title: string, figures: Record<string, string>): void => {
 }
 
 print('Load generator: 10,000 requests at 1,000 req/s, zero-latency streaming server (own process)', await loadGeneratorBench())
-print('Simulator: ~500 concurrent streams on one sim-server process (same host; 1000 requests at 50 req/s, 400 output tokens)', await simulatorBench())
-print('Simulator: the same with --stream-interval 4 (a quarter of the SSE chunks for the client to parse)', await simulatorBench(500, ['--stream-interval', '4']))
+print('Simulator: ~500 concurrent streams on one sim-server process (load from a second process; probes from this one; same host)', await simulatorBench())

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { readBody, sendJson, sendText } from '../shared/http-util.ts'
+import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { forwardRequest, type ForwardContext } from './forward-request.ts'
 import { makePolicy } from './policies.ts'
 import { resolveRouterConfig, type RouterConfig } from './router-config.ts'
@@ -97,14 +97,6 @@ async function route(cfg: RouterConfig, registry: WorkerRegistry, fwd: ForwardCo
   sendJson(res, 404, { error: { message: `No route for ${method} ${p}` } })
 }
 
-async function listen(server: Server, port: number, host: string): Promise<number> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => resolve())
-  })
-  return (server.address() as AddressInfo).port
-}
-
 /** `vitest-llm-perf sim-router`: a simulated sglang_router.launch_router over the given workers. */
 export async function runSimRouter(argv: readonly string[]): Promise<Server> {
   const cfg = resolveRouterConfig(argv)
@@ -130,12 +122,9 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
   log(`Router ready | policy: ${cfg.policy} | workers: [${cfg.workerUrls.join(', ')}]`)
   log(`Prometheus metrics on http://${cfg.prometheusHost}:${promPort}/metrics`)
   log(`Starting server on ${cfg.host}:${port}`)
-  const stop = (): void => {
+  exitOnSignals(() => {
     registry.stop()
     server.closeAllConnections()
-    process.exit(0)
-  }
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  })
   return server
 }

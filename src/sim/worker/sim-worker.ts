@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { sendJson } from '../shared/http-util.ts'
+import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { handleGenerate } from './generate-route.ts'
 import { handleInfoRoute } from './info-routes.ts'
 import { handleOpenAi } from './openai-routes.ts'
@@ -49,23 +49,16 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
       else res.destroy()
     })
   })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(config.port, config.host, () => resolve())
-  })
-  const port = (server.address() as AddressInfo).port
+  const port = await listen(server, config.port, config.host)
   log(`Uvicorn running on http://${config.host}:${port} (Press CTRL+C to quit)`)
   if (!config.skipServerWarmup) await sleep(config.warmupTime)
   state.status = 'up'
   log('The server is fired up and ready to roll!')
   scheduleFaults(config, server)
-  const stop = (): void => {
+  exitOnSignals(() => {
     server.close()
     server.closeAllConnections()
-    process.exit(0)
-  }
-  process.once('SIGTERM', stop)
-  process.once('SIGINT', stop)
+  })
   return server
 }
 
