@@ -22,12 +22,10 @@ export function gpusFor(t: ResolvedTopologyOptions, index: number): number[] {
   return all.slice(index * per, index * per + per)
 }
 
-/** `python -m sglang.launch_server …` exactly as SGLang documents it, plus the mapped options. */
-export function sglangWorkerArgv(t: ResolvedTopologyOptions, port: number): string[] {
+/** The structured options under launch_server's flag names: the simulator takes the same ones (ignoring what a GPU needs). */
+function mappedServerFlags(t: ResolvedTopologyOptions, port: number): string[] {
   const s = t.server
   return [
-    '-m', 'sglang.launch_server',
-    '--model-path', t.model as string,
     '--host', t.host,
     '--port', String(port),
     ...(s.enableMetrics ? ['--enable-metrics'] : []),
@@ -37,23 +35,19 @@ export function sglangWorkerArgv(t: ResolvedTopologyOptions, port: number): stri
     ...flag('--chunked-prefill-size', s.chunkedPrefillSize),
     ...flag('--max-queued-requests', s.maxQueuedRequests),
     ...flag('--api-key', t.apiKey),
-    ...s.args,
   ]
 }
 
-/** The simulator gets the same structured options under the same flag names, and its own `sim.args`. */
+/** `python -m sglang.launch_server …` exactly as SGLang documents it, plus the mapped options and `server.args`. */
+export function sglangWorkerArgv(t: ResolvedTopologyOptions, port: number): string[] {
+  return ['-m', 'sglang.launch_server', '--model-path', t.model as string, ...mappedServerFlags(t, port), ...t.server.args]
+}
+
+/** The simulator gets the same mapped options, its own knobs and `sim.args` (not `server.args`, which are GPU-specific). */
 export function simWorkerArgv(t: ResolvedTopologyOptions, port: number, index: number): string[] {
-  const s = t.server
   return [
     ...flag('--model-path', t.model),
-    '--host', t.host,
-    '--port', String(port),
-    ...(s.enableMetrics ? ['--enable-metrics'] : []),
-    ...flag('--tp-size', s.tpSize),
-    ...flag('--max-running-requests', s.maxRunningRequests),
-    ...flag('--chunked-prefill-size', s.chunkedPrefillSize),
-    ...flag('--max-queued-requests', s.maxQueuedRequests),
-    ...flag('--api-key', t.apiKey),
+    ...mappedServerFlags(t, port),
     ...flag('--profile', t.sim.profile),
     ...flag('--speed', t.sim.speed),
     '--random-seed', String(1000 + index),
