@@ -6,6 +6,16 @@ import { benchRequests } from '../src/index.ts'
 import { startFixtureServer, type FixtureServer } from './helpers/fixture-server.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-client-'))
+
+/** Runs `body` against the named fixture server, stopping it afterwards whatever happens. */
+async function withServer(name: string, body: (url: string) => Promise<void>): Promise<void> {
+  const server = await startFixtureServer(name)
+  try {
+    await body(server.url)
+  } finally {
+    await server.stop()
+  }
+}
 const one = { requests: 1, dataset: { kind: 'custom' as const, items: [{ prompt: 'hello there' }] } }
 
 // Each behaviour is its own server process; each must end as exactly one failed (or passed) row with a clear error.
@@ -33,22 +43,18 @@ describe.each([
 })
 
 test('slow first token: client_ttft sees the 300 ms wait, ITL the 20 ms gaps', async () => {
-  const server = await startFixtureServer('slow-first-token')
-  try {
-    const [r] = (await benchRequests({ url: server.url }, { ...one, outDir: outDir() })).records
+  await withServer('slow-first-token', async (url) => {
+    const [r] = (await benchRequests({ url }, { ...one, outDir: outDir() })).records
     expect(r?.client_ttft).toBeGreaterThan(0.29)
     expect(r?.itl_mean).toBeGreaterThan(0.015)
     expect(r?.server_e2e_latency).toBe(0.34)
-  } finally {
-    await server.stop()
-  }
+  })
 })
 
 test('HTTP 503, 429 and 400 keep their status and the server’s words', async () => {
-  const server = await startFixtureServer('http-errors')
-  try {
+  await withServer('http-errors', async (url) => {
     const items = [{ prompt: 'want 503' }, { prompt: 'want 429' }, { prompt: 'want 400' }]
-    const run = await benchRequests({ url: server.url }, { requests: 3, rate: Number.POSITIVE_INFINITY, dataset: { kind: 'custom', items }, outDir: outDir() })
+    const run = await benchRequests({ url }, { requests: 3, rate: Number.POSITIVE_INFINITY, dataset: { kind: 'custom', items }, outDir: outDir() })
     const byStatus = Object.fromEntries(run.records.map((r) => [r.http_status, r.error]))
     expect(byStatus).toEqual({
       503: 'HTTP 503: The request queue is full.',
@@ -56,29 +62,21 @@ test('HTTP 503, 429 and 400 keep their status and the server’s words', async (
       400: 'HTTP 400: Either text, input_ids or input_embeds should be provided.',
     })
     expect(run.summary.errors_by_type).toEqual({ http: 3 })
-  } finally {
-    await server.stop()
-  }
+  })
 })
 
 test('a stall between chunks fails after stallTimeoutMs', async () => {
-  const server = await startFixtureServer('stall-between-chunks')
-  try {
-    const [r] = (await benchRequests({ url: server.url }, { ...one, outDir: outDir(), stallTimeoutMs: 300 })).records
+  await withServer('stall-between-chunks', async (url) => {
+    const [r] = (await benchRequests({ url }, { ...one, outDir: outDir(), stallTimeoutMs: 300 })).records
     expect(r).toMatchObject({ success: false, error_type: 'stall', error: 'stream stalled: no data for 300 ms (stallTimeoutMs) after 1 chunks' })
-  } finally {
-    await server.stop()
-  }
+  })
 })
 
 test('no headers within headersTimeoutMs fails as a header timeout', async () => {
-  const server = await startFixtureServer('never-responds')
-  try {
-    const [r] = (await benchRequests({ url: server.url }, { ...one, outDir: outDir(), headersTimeoutMs: 300 })).records
+  await withServer('never-responds', async (url) => {
+    const [r] = (await benchRequests({ url }, { ...one, outDir: outDir(), headersTimeoutMs: 300 })).records
     expect(r).toMatchObject({ success: false, error_type: 'headers_timeout', error: 'no response headers within 300 ms (headersTimeoutMs)' })
-  } finally {
-    await server.stop()
-  }
+  })
 })
 
 test('connection refused: every request is a failed row', async () => {
@@ -92,16 +90,13 @@ test('connection refused: every request is a failed row', async () => {
 })
 
 test('the abort signal ends the run: in-flight and unsent requests all get a row', async () => {
-  const server = await startFixtureServer('never-responds')
-  try {
+  await withServer('never-responds', async (url) => {
     const controller = new AbortController()
     setTimeout(() => controller.abort(new Error('test timed out')), 300)
-    const run = await benchRequests({ url: server.url }, { requests: 20, rate: 20, signal: controller.signal, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } })
+    const run = await benchRequests({ url }, { requests: 20, rate: 20, signal: controller.signal, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } })
     expect(run.records).toHaveLength(20)
     expect(run.records.every((r) => r.error_type === 'aborted')).toBe(true)
     expect(run.records.filter((r) => r.error?.startsWith('aborted before it was sent: test timed out')).length).toBeGreaterThan(5)
     expect(readFileSync(run.files.csv, 'utf8').trim().split('\n')).toHaveLength(21)
-  } finally {
-    await server.stop()
-  }
+  })
 })

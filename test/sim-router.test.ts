@@ -79,7 +79,8 @@ describe('two workers', () => {
 
 test('/health is always 200; /readiness is 503 until a worker is healthy', async () => {
   const port = await freePort()
-  const router = await startSimRouterAllowingNoWorkers([`http://127.0.0.1:${port}`])
+  // ready as soon as it listens: /health, not /readiness, which must stay 503 here
+  const router = await startSimRouter([`http://127.0.0.1:${port}`], [], { path: '/health' })
   try {
     expect((await request(`${router.url}/health`)).statusCode).toBe(200)
     expect(await json(`${router.url}/readiness`)).toEqual({ status: 503, body: { status: 'not ready', reason: 'insufficient healthy workers' } })
@@ -100,19 +101,3 @@ test('a killed worker’s new requests are retried on another before their strea
     await Promise.all([router.stop(), a!.stop()])
   }
 })
-
-async function startSimRouterAllowingNoWorkers(urls: string[]): Promise<StartedServer> {
-  const { launchWithFreePort } = await import('../src/launch/launch-with-port.ts')
-  const { simCommand } = await import('../src/launch/sim-command.ts')
-  const { command, args } = simCommand('sim-router')
-  return launchWithFreePort('127.0.0.1', (port) => ({
-    name: 'router-no-workers',
-    command,
-    args: [...args, '--port', String(port), '--prometheus-port', '0', '--worker-urls', ...urls],
-    url: `http://127.0.0.1:${port}`,
-    port,
-    readiness: { path: '/health' },
-    startupTimeoutMs: 20_000,
-    logFile: join(outDir(), 'router.log'),
-  }))
-}

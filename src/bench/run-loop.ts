@@ -83,8 +83,7 @@ export async function runLoop(inp: RunLoopInputs): Promise<RunLoopResult> {
     signal: inp.signal,
     fire: (i, lagMs) => {
       fired = i + 1
-      const item = inp.items[i] as DatasetItem
-      const obs = newObservation({ index: i, reqId: `${inp.runId}-${i}`, inputLength: item.inputLength, expectedOutputLength: item.outputLen, arrivalMs: targetsMs[i] as number, dispatchLagMs: lagMs, host: inp.host })
+      const obs = observe(inp, i, lagMs)
       if (inFlight < inp.maxInFlight) start(obs)
       else {
         waitedForSlot++
@@ -99,15 +98,18 @@ export async function runLoop(inp: RunLoopInputs): Promise<RunLoopResult> {
   return { records, waitedForSlot }
 }
 
+/** Request i's observation as its arrival fires (or, after an abort, as it is abandoned). */
+function observe(inp: RunLoopInputs, i: number, lagMs: number): Observation {
+  const item = inp.items[i] as DatasetItem
+  return newObservation({ index: i, reqId: `${inp.runId}-${i}`, inputLength: item.inputLength, expectedOutputLength: item.outputLen, arrivalMs: (inp.arrivalsS[i] as number) * 1000, dispatchLagMs: lagMs, host: inp.host })
+}
+
 /** After an abort: requests never sent still get their row, failed with the abort as the reason. */
 function abandon(inp: RunLoopInputs, fired: number, queued: Observation[], finish: (o: Observation, t: 'aborted') => void): void {
   const now = inp.clock.nowMs()
   const reason = inp.signal?.reason instanceof Error ? `: ${inp.signal.reason.message}` : ''
   const unsent = [...queued]
-  for (let i = fired; i < inp.items.length; i++) {
-    const item = inp.items[i] as DatasetItem
-    unsent.push(newObservation({ index: i, reqId: `${inp.runId}-${i}`, inputLength: item.inputLength, expectedOutputLength: item.outputLen, arrivalMs: (inp.arrivalsS[i] as number) * 1000, dispatchLagMs: 0, host: inp.host }))
-  }
+  for (let i = fired; i < inp.items.length; i++) unsent.push(observe(inp, i, 0))
   for (const obs of unsent) {
     obs.error = `aborted before it was sent${reason}`
     obs.finishMs = Math.max(now, obs.arrivalMs)

@@ -1,5 +1,4 @@
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import { moduleFile } from './module-file.ts'
 
 /**
  * How to run one of this package's own modules as a separate Node process: the built `.js` when running
@@ -7,9 +6,7 @@ import { fileURLToPath } from 'node:url'
  * `relative` is resolved against this folder and has no extension.
  */
 export function nodeScript(relative: string): { command: string; args: string[] } {
-  const js = fileURLToPath(new URL(`${relative}.js`, import.meta.url))
-  const ts = fileURLToPath(new URL(`${relative}.ts`, import.meta.url))
-  const fromSource = !existsSync(js) && existsSync(ts)
-  const strip = fromSource && process.features.typescript === undefined ? ['--experimental-strip-types'] : []
-  return { command: process.execPath, args: [...strip, '--disable-warning=ExperimentalWarning', fromSource ? ts : js] }
+  const file = moduleFile(relative, import.meta.url)
+  const strip = file.endsWith('.ts') && process.features.typescript === undefined ? ['--experimental-strip-types'] : []
+  return { command: process.execPath, args: [...strip, '--disable-warning=ExperimentalWarning', file] }
 }

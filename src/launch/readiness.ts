@@ -6,6 +6,8 @@ export interface Readiness {
   status?: number
   /** Between probes. @default 250 */
   intervalMs?: number
+  /** One probe's limit. @default 5000 */
+  timeoutMs?: number
 }
 
 const PROBE_TIMEOUT_MS = 5000
@@ -13,7 +15,8 @@ const PROBE_TIMEOUT_MS = 5000
 /** One probe: true when `url + path` answers the expected status. */
 export async function probeReady(url: string, readiness: Readiness): Promise<boolean> {
   try {
-    const res = await request(`${url}${readiness.path}`, { signal: AbortSignal.timeout(PROBE_TIMEOUT_MS), headersTimeout: PROBE_TIMEOUT_MS })
+    const timeoutMs = readiness.timeoutMs ?? PROBE_TIMEOUT_MS
+    const res = await request(`${url}${readiness.path}`, { signal: AbortSignal.timeout(timeoutMs), headersTimeout: timeoutMs })
     await res.body.dump()
     return res.statusCode === (readiness.status ?? 200)
   } catch {

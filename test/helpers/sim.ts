@@ -24,7 +24,7 @@ export function startSimWorker(args: string[] = [], name = 'worker', readiness: 
   }))
 }
 
-export function startSimRouter(workerUrls: string[], args: string[] = []): Promise<StartedServer> {
+export function startSimRouter(workerUrls: string[], args: string[] = [], readiness: Readiness = { path: '/readiness' }): Promise<StartedServer> {
   const { command, args: base } = simCommand('sim-router')
   return launchWithFreePort('127.0.0.1', (port) => ({
     name: 'router',
@@ -32,7 +32,7 @@ export function startSimRouter(workerUrls: string[], args: string[] = []): Promi
     args: [...base, '--port', String(port), '--prometheus-port', '0', '--worker-urls', ...workerUrls, ...args],
     url: `http://127.0.0.1:${port}`,
     port,
-    readiness: { path: '/readiness' },
+    readiness,
     startupTimeoutMs: 20_000,
     logFile: join(logDir, `router-${port}.log`),
     stopGraceMs: 2000,

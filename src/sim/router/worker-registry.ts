@@ -1,4 +1,4 @@
-import { request } from 'undici'
+import { probeReady } from '../../launch/readiness.ts'
 import type { RouterConfig } from './router-config.ts'
 import type { RouterMetrics } from './router-metrics.ts'
 import { RouterWorker } from './router-worker.ts'
@@ -47,14 +47,8 @@ export class WorkerRegistry {
     return true
   }
 
-  async #probe(worker: RouterWorker): Promise<boolean> {
-    try {
-      const res = await request(`${worker.url}${this.#cfg.healthCheckEndpoint}`, { signal: AbortSignal.timeout(this.#cfg.healthCheckTimeoutSecs * 1000) })
-      await res.body.dump()
-      return res.statusCode === 200
-    } catch {
-      return false
-    }
+  #probe(worker: RouterWorker): Promise<boolean> {
+    return probeReady(worker.url, { path: this.#cfg.healthCheckEndpoint, timeoutMs: this.#cfg.healthCheckTimeoutSecs * 1000 })
   }
 
   async #awaitStartup(worker: RouterWorker): Promise<void> {

@@ -14,9 +14,7 @@ export function tokenize(text: string): number[] {
 }
 
 function wordId(word: string): number {
-  let h = 0x811c9dc5
-  for (let i = 0; i < word.length; i++) h = Math.imul(h ^ word.charCodeAt(i), 0x01000193)
-  return 100 + ((h >>> 0) % (VOCAB_SIZE - 100))
+  return 100 + (hashString(word) % (VOCAB_SIZE - 100))
 }
 
 /** A generated token: deterministic in (seed, request, position); a few carry multi-byte UTF-8. */
