@@ -25,3 +25,18 @@ test('stops at once when the signal aborts, answering how many fired', async () 
   expect(count).toBe(1)
   expect(performance.now() - t0).toBeLessThan(1000)
 })
+
+test('keeps the event loop turning while it waits for a near target, so responses are read meanwhile', async () => {
+  const t0 = performance.now()
+  const nowMs = (): number => performance.now() - t0
+  const order: string[] = []
+  await dispatchAtTargets({
+    targetsMs: Float64Array.from([0, 1.5]),
+    nowMs,
+    fire: (i) => {
+      order.push(`fire ${i}`)
+      if (i === 0) setImmediate(() => order.push('socket callback'))
+    },
+  })
+  expect(order).toEqual(['fire 0', 'socket callback', 'fire 1'])
+})
