@@ -11,7 +11,8 @@ export interface TopologyInfo {
   engine: Engine
   /** Where load goes: the router where there is one, else the first worker. */
   url: string
-  workers: Array<{ name: string; url: string }>
+  /** `pid` is the launched server's process (absent for attached ones): for perf, py-spy or taskset. */
+  workers: Array<{ name: string; url: string; pid?: number }>
   router?: { url: string; metricsUrl: string }
   /** The servers' log files (stdout and stderr), attached to a failing test. */
   logFiles?: string[]
@@ -51,7 +52,7 @@ export class StartedTopology {
       name: this.name,
       engine: this.engine,
       url: this.url,
-      workers: this.workers.map((w) => ({ name: w.name, url: w.url })),
+      workers: this.workers.map((w) => ({ name: w.name, url: w.url, ...(w.server === undefined ? {} : { pid: w.server.pid }) })),
       logFiles: [...this.workers.flatMap((w) => (w.server === undefined ? [] : [w.server.logFile])), ...(this.router === undefined ? [] : [this.router.logFile])],
       ...(routerUrl === undefined ? {} : { router: { url: routerUrl, metricsUrl: this.routerMetricsUrl ?? '' } }),
       ...(control === undefined ? {} : { control }),

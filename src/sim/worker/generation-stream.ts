@@ -55,6 +55,7 @@ export class GeneratePayloads {
     return interval === 1 || generated % interval === 1
   }
 
+  /** Serialise it at once: `output_ids` is the live, growing array, not copied per chunk (at 500 streams that copy is garbage the simulator collects while it should be stepping). */
   payload(req: SimRequest, finish: FinishReason | undefined): Record<string, unknown> {
     this.#out.catchUp(req.generated)
     const incremental = this.#state.config.incremental
@@ -77,6 +78,6 @@ export class GeneratePayloads {
       meta[firstSentKey(this.#timing.format)] = sent
     }
     if (finish !== undefined) meta['e2e_latency'] = (req.finishedEpoch ?? epochNowMs() / 1000) - req.createdEpoch
-    return { text: delta?.text ?? this.#out.text, output_ids: delta?.ids ?? [...this.#out.ids], meta_info: meta }
+    return { text: delta?.text ?? this.#out.text, output_ids: delta?.ids ?? this.#out.ids, meta_info: meta }
   }
 }
