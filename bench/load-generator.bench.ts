@@ -3,8 +3,16 @@ import { fileURLToPath } from 'node:url'
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { benchRequests } from '../src/index.ts'
+import { benchRequests, type BenchRun } from '../src/index.ts'
 import { arrivalSchedule } from '../src/schedule/arrival-schedule.ts'
+
+/** Heap in use after a full collection has finished sweeping (heapUsed right after gc() still counts unswept pages). */
+async function settledHeap(gc: (() => void) | undefined): Promise<number> {
+  gc?.()
+  await new Promise((r) => setTimeout(r, 100))
+  gc?.()
+  return process.memoryUsage().heapUsed
+}
 
 /**
  * 10,000 requests at 1,000 req/s against a zero-latency streaming server in its own process: how precisely
@@ -25,13 +33,15 @@ export async function loadGeneratorBench(requests = 10_000, rate = 1000): Promis
     await benchRequests(target, { rate, requests: 2000, seed: 2, normalize: true, dataset, outDir: mkdtempSync(join(tmpdir(), 'bench-')) })
     const gc = (globalThis as { gc?: () => void }).gc
     gc?.()
-    const heapBefore = process.memoryUsage().heapUsed
     const cpuBefore = process.cpuUsage()
-    const run = await benchRequests(target, { rate, requests, seed: 1, normalize: true, warmup: 200, dataset, outDir: mkdtempSync(join(tmpdir(), 'bench-')) })
+    let run: BenchRun | undefined = await benchRequests(target, { rate, requests, seed: 1, normalize: true, warmup: 200, dataset, outDir: mkdtempSync(join(tmpdir(), 'bench-')) })
     const cpu = process.cpuUsage(cpuBefore)
-    gc?.()
-    const heapAfter = process.memoryUsage().heapUsed
+    // what the records cost: the heap with them, then without them (everything else alike)
+    const heapWith = await settledHeap(gc)
     const s = run.summary
+    const retained = run.records.length
+    run = undefined
+    const heapWithout = await settledHeap(gc)
     // the same work with no arrivals to wait for: what a request costs the client without the dispatcher's busy-wait
     const cpuClosedBefore = process.cpuUsage()
     await benchRequests(target, { rate: Infinity, maxInFlight: 8, requests, seed: 1, dataset, outDir: mkdtempSync(join(tmpdir(), 'bench-')) })
@@ -49,8 +59,8 @@ export async function loadGeneratorBench(requests = 10_000, rate = 1000): Promis
       'free-running Poisson schedule, seed 1 (req/s)': `${freeRate.toFixed(1)} (σ over 10,000 gaps: 1 %)`,
       'client CPU per request (µs)': (((cpu.user + cpu.system) / requests)).toFixed(1),
       '  of which not waiting for arrivals (rate ∞, 8 in flight)': (((cpuClosed.user + cpuClosed.system) / requests)).toFixed(1),
-      'memory per retained request (bytes)': gc === undefined ? 'run with --expose-gc' : ((heapAfter - heapBefore) / requests).toFixed(0),
-      'retained records': String(run.records.length),
+      'memory per retained request (bytes)': gc === undefined ? 'run with --expose-gc' : ((heapWith - heapWithout) / retained).toFixed(0),
+      'retained records': String(retained),
     }
   } finally {
     server.kill()
