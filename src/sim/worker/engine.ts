@@ -122,17 +122,26 @@ export class SimEngine {
     return p.decodeBaseMs + p.decodePerSeqMs * decode.length + p.decodePerCtxTokenMs * context
   }
 
+  /**
+   * Sends the step's tokens and nothing else in this turn: Node flushes a response's writes when the turn
+   * ends, so bookkeeping done here (the prefix cache, planning the next step) would sit between the
+   * first-token instant the chunk reports and the bytes leaving; it runs in the next turn instead.
+   */
   #endStep(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): void {
     const epoch = epochNowMs() / 1000
+    const prefilled: SimRequest[] = []
     for (const [req, tokens] of prefill) {
       req.prefillDone += tokens
       if (req.prefillDone < req.promptIds.length || req.aborted) continue
       req.prefillFinishedEpoch = epoch
-      if (!this.#cfg.disableRadixCache) this.cache.insert(req.promptIds)
+      prefilled.push(req)
       this.#emit(req, epoch)
     }
     for (const req of decode) if (!req.aborted) this.#emit(req, epoch)
-    this.#startStep()
+    setImmediate(() => {
+      if (!this.#cfg.disableRadixCache) for (const req of prefilled) this.cache.insert(req.promptIds)
+      this.#startStep()
+    })
   }
 
   #emit(req: SimRequest, epoch: number): void {
