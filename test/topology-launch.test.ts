@@ -45,6 +45,9 @@ test('perfProject options: every problem at once, each naming the option, what w
       "  - `topologies.c.engine`: expected 'sglang', 'sim', 'attach' or 'command', got \"gpu\" (string)",
     ].join('\n'),
   )
+  expect(() => validatePerfOptions({ topologies: { a: { sim: { nodeArgs: ['single-threaded'] } } } })).toThrow(
+    "  - `topologies.a.sim.nodeArgs.0`: expected a Node flag such as '--single-threaded', got \"single-threaded\" (string)",
+  )
   expect(() => validatePerfOptions({ topologies: { a: { engine: 'sglang' }, b: { engine: 'command', command: 'vllm serve m' } } })).toThrow(
     ["  - `topologies.a.model`: expected a model path for engine 'sglang', got nothing", '  - `topologies.b.command`: expected a command line containing {port} for engine \'command\', got "vllm serve m"'].join('\n'),
   )
@@ -83,7 +86,7 @@ test('api keys never reach the log file', async () => {
 })
 
 test('a simulated router topology: launches, serves load through the router, and another router over the same workers', async () => {
-  await using topo = await launchTopology('sim', { workers: 2, router: { policy: 'round_robin' }, sim: { speed: 4 } }, { logDir: logDir() })
+  await using topo = await launchTopology('sim', { workers: 2, router: { policy: 'round_robin' }, sim: { speed: 4, nodeArgs: ['--max-old-space-size=512'] } }, { logDir: logDir() })
   expect(topo.router?.url).toBe(topo.url)
   const run = await benchRequests(topo, { rate: 100, requests: 10, dataset: { kind: 'random', inputLen: 8, outputLen: 2 }, outDir: logDir() })
   expect(Object.keys(run.summary.requests_per_host).sort()).toEqual(topo.workers.map((w) => w.url).sort())
@@ -91,6 +94,14 @@ test('a simulated router topology: launches, serves load through the router, and
   const pids = topo.workers.map((w) => w.pid)
   expect(new Set(pids).size).toBe(2)
   for (const pid of pids) expect(() => process.kill(pid as number, 0)).not.toThrow()
+  // sim.nodeArgs reach Node itself, ahead of the script
+  if (process.platform === 'linux') {
+    for (const pid of pids) {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      expect(argv.indexOf('--max-old-space-size=512')).toBeGreaterThan(0)
+      expect(argv.indexOf('--max-old-space-size=512')).toBeLessThan(argv.indexOf('sim-server'))
+    }
+  }
   const other = await topo.startRouter('shortest_queue')
   expect((await request(`${other.url}/readiness`)).statusCode).toBe(200)
 })

@@ -74,7 +74,7 @@ export function workerSpec(t: ResolvedTopologyOptions, ctx: SpecContext, index: 
     const line = (t.command as string).replaceAll('{port}', String(port)).replaceAll('{model}', t.model ?? '').replaceAll('{host}', t.host)
     return { ...common, command: '/bin/sh', args: ['-c', `exec ${line}`], env: { ...ctx.env, CUDA_VISIBLE_DEVICES: gpusFor(t, index).join(','), ...t.server.env }, readiness: { path: t.healthPath, intervalMs: 1000 }, startupTimeoutMs: t.startupTimeoutMs ?? 20 * 60_000, stopGraceMs: 30_000 }
   }
-  const sim = simCommand('sim-server')
+  const sim = simCommand('sim-server', t.sim.nodeArgs)
   return { ...common, command: sim.command, args: [...sim.args, ...simWorkerArgv(t, port, index)], env: ctx.env, readiness: { path: '/health', intervalMs: 100 }, startupTimeoutMs: t.startupTimeoutMs ?? 60_000, stopGraceMs: 5000 }
 }
 
@@ -93,7 +93,7 @@ export function routerArgv(t: ResolvedTopologyOptions, workerUrls: string[], por
 export function routerSpec(t: ResolvedTopologyOptions, ctx: SpecContext, workerUrls: string[], port: number, promPort: number, label = 'router'): LaunchSpec {
   const argv = routerArgv(t, workerUrls, port, promPort)
   const real = ctx.engine === 'sglang' || ctx.engine === 'command'
-  const sim = simCommand('sim-router')
+  const sim = simCommand('sim-router', t.sim.nodeArgs)
   return {
     name: `${ctx.topology}/${label}`,
     command: real ? t.python : sim.command,

@@ -32,6 +32,8 @@ const simSchema = z.strictObject({
   /** Time scale: 2 runs every step twice as fast. @default 1 */
   speed: z.number().positive().optional(),
   args: stringList.default([]),
+  /** Node/V8 flags for the simulator's processes (worker and router), e.g. ['--cpu-prof'] or ['--single-threaded']. */
+  nodeArgs: z.array(z.string().regex(/^-/u, { error: "expected a Node flag such as '--single-threaded'" }), { error: 'expected an array of strings' }).default([]),
 })
 
 export const topologySchema = z.strictObject({
@@ -49,7 +51,7 @@ export const topologySchema = z.strictObject({
   server: serverSchema.default({ enableMetrics: true, args: [], env: {} }),
   /** A router in front of the workers: sglang_router.launch_router (or sim-router under the simulator). */
   router: routerSchema.optional(),
-  sim: simSchema.default({ args: [] }),
+  sim: simSchema.default({ args: [], nodeArgs: [] }),
   /** engine 'attach': the running servers. */
   urls: z.array(z.url({ error: 'expected a URL' })).optional(),
   routerUrl: z.url({ error: 'expected a URL' }).optional(),
