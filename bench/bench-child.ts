@@ -1,5 +1,18 @@
-import { benchRequests } from '../src/index.ts'
+import { benchRequests, type BenchOptions } from '../src/index.ts'
 
-/** The load half of the simulator bench, in its own process: ~500 long streams against argv[2]. */
-const run = await benchRequests({ url: process.argv[2] as string }, { rate: 50, requests: 1000, seed: 2, dataset: { kind: 'random', inputLen: 32, outputLen: 400 }, outDir: process.argv[3] as string })
-process.stdout.write(`${JSON.stringify({ success_rate: run.summary.success_rate, peak: run.summary.concurrency.max, tok_s: run.summary.output_token_throughput, loop_p99: run.summary.event_loop_delay_ms.p99 })}\n`)
+/**
+ * One side of the simulator bench in a process of its own: `benchRequests` against argv[2], writing to argv[3],
+ * with the options in argv[4] (JSON, Infinity spelled as a string). Prints one JSON line: the run's start, a few summary figures and, per
+ * request, [arrival, finish, client first token, server first token] on the run's axis (seconds).
+ */
+const run = await benchRequests({ url: process.argv[2] as string }, { ...(JSON.parse(process.argv[4] as string, (_, v: unknown) => (v === 'Infinity' ? Infinity : v)) as BenchOptions), outDir: process.argv[3] as string })
+const s = run.summary
+process.stdout.write(
+  `${JSON.stringify({
+    startedAt: s.started_at,
+    successRate: s.success_rate,
+    outputTokS: s.output_token_throughput,
+    loopP99: s.event_loop_delay_ms.p99,
+    records: run.records.map((r) => [r.router_send_time ?? r.arrival_time, r.finish_time, r.client_ttft === undefined ? null : r.arrival_time + r.client_ttft, r.server_first_token_time ?? null]),
+  })}\n`,
+)

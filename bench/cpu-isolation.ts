@@ -14,11 +14,11 @@ const run = (command: string, args: string[]): void => {
 
 /**
  * Keeps the load generator from contending with what is measured, as a GPU server has host cores of its
- * own: the simulator alone on CPU 1; the probing client (this process) on CPU 0, with the load process
- * beside it in the idle scheduling class, so it only gets CPU time the probe leaves. On a 2-vCPU VM,
- * |first token received − server first token| p99 was 2.4–3.8 ms without this and 1.7–4.5 ms with it
- * (95.5–99.5 % within 2 ms): it narrows the tail of a woken client or a descheduled simulator, not all of
- * it. Needs Linux, two CPUs, taskset and chrt (util-linux); otherwise nothing changes and the layout says so.
+ * own: the simulator alone on CPU 1; this process on CPU 0, so the probing client it spawns afterwards
+ * inherits CPU 0; the load process beside it in the idle scheduling class, so it only gets CPU time the
+ * probe leaves (a user-mode task of that class gives way at once; its system calls do not). The bench prints
+ * the layout beside its figures. Needs Linux, two CPUs, taskset and chrt (util-linux); otherwise nothing
+ * changes and the layout says so.
  */
 export function isolateCpus(pids: { simulator: number; load: number }): CpuIsolation {
   const shared = (why: string): CpuIsolation => ({ layout: `shared CPUs (${why})`, restore: () => {} })

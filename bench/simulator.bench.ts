@@ -3,53 +3,84 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
-import { benchRequests } from '../src/index.ts'
+import type { BenchOptions } from '../src/index.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
-import type { RequestRecord } from '../src/record/request-record.ts'
 import { percentileSorted } from '../src/summarise/percentile.ts'
 import { isolateCpus } from './cpu-isolation.ts'
 
-/** Enough for a p99 that is not simply the maximum: 200 probes at 10 req/s over the ~20 s of full load. */
-const PROBES = 200
-
-function accuracy(records: readonly RequestRecord[]): string {
-  const diffs = Float64Array.from(
-    records.flatMap((r) => (r.client_ttft === undefined || r.server_first_token_time === undefined ? [] : [Math.abs(r.arrival_time + r.client_ttft - r.server_first_token_time) * 1000])),
-  ).sort()
-  const within2 = diffs.filter((d) => d <= 2).length / diffs.length
-  return `${[50, 90, 99].map((p) => percentileSorted(diffs, p).toFixed(3)).join(' / ')} / ${(diffs[diffs.length - 1] ?? Number.NaN).toFixed(3)} (n=${diffs.length}; ${(within2 * 100).toFixed(1)} % within 2 ms)`
+/** What bench-child.ts prints. */
+interface ChildRun {
+  startedAt: string
+  successRate: number
+  outputTokS: number
+  loopP99: number
+  /** [sent, finished, client first token, server first token], seconds on the child's run axis. */
+  records: Array<[number, number, number | null, number | null]>
 }
 
 /**
- * One simulator process holding ~`streams` concurrent streams (1000 requests at 50 req/s, 400 output tokens,
- * driven by a separate client process), while this process sends light probe requests: how far the
- * simulator's reported first-token instant (server clock) is from when a client that is not itself
- * saturated receives the first token (client clock), on the same host. The loaded client's own view is
- * printed too: its lag shows how much of that gap is the client's.
+ * Every process here is confined to one CPU, where V8's background threads (concurrent GC, compilation) can
+ * only take turns with the main thread, not run beside it: on a 2-vCPU VM, `perf sched timehist` showed V8
+ * worker threads keeping the probing client off its CPU for 1–5 ms (even the load's, from the idle class).
+ * With the work on each main thread instead, p99 went from 1.9–2.6 ms to 0.9–1.4 ms.
  */
-export async function simulatorBench(streams = 500, simArgs: string[] = []): Promise<Record<string, string>> {
+const NODE_ARGS = ['--single-threaded']
+/** Enough for a p99 that is not simply the maximum: 400 probes at 20 req/s, while the load holds its streams. */
+const PROBES = 400
+/**
+ * The load keeps STREAMS streams open (a closed loop: each one that ends is replaced at once) for ~30 s;
+ * lengths of 200–400 tokens keep the replacements from arriving in waves.
+ */
+const STREAMS = 600
+const LOAD: BenchOptions = { rate: Infinity, maxInFlight: STREAMS, requests: 1500, seed: 2, dataset: { kind: 'random', inputLen: 32, outputLen: 400, rangeRatio: 0.5 } }
+const PROBE: BenchOptions = { rate: 20, requests: PROBES, arrival: 'constant', seed: 3, warmup: 20, dataset: { kind: 'random', inputLen: 32, outputLen: 4 } }
+/** The load's first STREAMS prefills are done by then. */
+const PROBES_START_MS = 3000
+
+const child = (url: string, outDir: string, opts: BenchOptions): ReturnType<typeof execa> =>
+  execa(process.execPath, [...NODE_ARGS, fileURLToPath(new URL('./bench-child.ts', import.meta.url)), url, outDir, JSON.stringify(opts, (_, v: unknown) => (v === Infinity ? 'Infinity' : v))], { reject: false })
+
+const parse = async (p: ReturnType<typeof execa>, what: string): Promise<ChildRun> => {
+  const done = await p
+  const line = String(done.stdout).trim().split('\n').pop() ?? ''
+  if (done.exitCode !== 0 || !line.startsWith('{')) throw new Error(`the ${what} process failed (exit ${done.exitCode}): ${String(done.stderr).slice(-2000)}`)
+  return JSON.parse(line) as ChildRun
+}
+
+const fixed = (xs: readonly number[], digits: number): string => xs.map((x) => x.toFixed(digits)).join(' / ')
+
+/**
+ * One simulator process holding ~600 concurrent streams (a load process), while a second client process
+ * sends light probes: how far the simulator's reported first-token instant (server clock) is from when a
+ * client that is not itself saturated receives the first token (client clock), on the same host.
+ */
+export async function simulatorBench(): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-sim-'))
-  await using worker = await launchTopology('bench', { workers: 1, server: { maxRunningRequests: streams + 50 }, sim: { args: simArgs } }, { logDir: dir })
-  const load = execa(process.execPath, [fileURLToPath(new URL('./stream-load-child.ts', import.meta.url)), worker.url, join(dir, 'load')], { reject: false })
-  const isolation = isolateCpus({ simulator: worker.workers[0]?.pid as number, load: load.pid as number })
-  let probes: Awaited<ReturnType<typeof benchRequests>>
-  let loaded: { success_rate: number; peak: number; tok_s: number; loop_p99: number }
+  await using worker = await launchTopology('bench', { workers: 1, server: { maxRunningRequests: 2 * STREAMS }, sim: { nodeArgs: NODE_ARGS } }, { logDir: dir })
+  const loadProcess = child(worker.url, join(dir, 'load'), LOAD)
+  const isolation = isolateCpus({ simulator: worker.workers[0]?.pid as number, load: loadProcess.pid as number })
+  let load: ChildRun
+  let probes: ChildRun
   try {
-    // probes start once the load has built up to ~500 streams (about 10 s at 50 req/s)
-    await new Promise((r) => setTimeout(r, 11_000))
-    probes = await benchRequests(worker, { rate: 10, requests: PROBES, arrival: 'constant', seed: 3, dataset: { kind: 'random', inputLen: 32, outputLen: 4 }, outDir: join(dir, 'probes') })
-    loaded = JSON.parse((await load).stdout.trim().split('\n').pop() ?? '{}') as typeof loaded
+    await new Promise((r) => setTimeout(r, PROBES_START_MS))
+    // spawned after isolateCpus pinned this process, so it inherits CPU 0 (and the normal scheduling class)
+    probes = await parse(child(worker.url, join(dir, 'probes'), PROBE), 'probe')
+    load = await parse(loadProcess, 'load')
   } finally {
     isolation.restore()
   }
+  const diffs = Float64Array.from(probes.records.flatMap(([, , client, server]) => (client === null || server === null ? [] : [Math.abs(client - server) * 1000]))).sort()
+  // streams the load had open at each probe's arrival, the two runs' axes joined through their start instants
+  const offsetS = (Date.parse(probes.startedAt) - Date.parse(load.startedAt)) / 1000
+  const open = probes.records.map(([sent]) => load.records.filter(([s, f]) => s <= sent + offsetS && sent + offsetS < f).length)
   return {
-    'CPU layout': isolation.layout,
-    'streams (peak, from the load process)': String(loaded.peak),
-    'load success rate': loaded.success_rate.toFixed(4),
-    'output tok/s': loaded.tok_s.toFixed(0),
-    'load client event-loop delay p99 (ms)': loaded.loop_p99.toFixed(2),
-    'probe success rate': probes.summary.success_rate.toFixed(4),
-    'probe client event-loop delay p99 (ms)': probes.summary.event_loop_delay_ms.p99.toFixed(2),
-    '|probe first token received − server first token| p50 / p90 / p99 / max (ms)': accuracy(probes.records),
+    'CPU layout': `${isolation.layout}; each process ${NODE_ARGS.join(' ')}`,
+    'streams open while probing (min / max)': fixed([Math.min(...open), Math.max(...open)], 0),
+    'load success rate / output tok/s': `${load.successRate.toFixed(4)} / ${load.outputTokS.toFixed(0)}`,
+    'probe success rate': probes.successRate.toFixed(4),
+    'event-loop delay p99, load / probing client (ms)': fixed([load.loopP99, probes.loopP99], 2),
+    '|probe first token received − server first token| p50 / p90 / p99 / max (ms)':
+      `${fixed([50, 90, 99].map((p) => percentileSorted(diffs, p)), 3)} / ${(diffs[diffs.length - 1] ?? Number.NaN).toFixed(3)}`,
+    'probes within 1 ms / 2 ms': `${fixed([1, 2].map((ms) => (100 * diffs.filter((d) => d <= ms).length) / diffs.length), 1)} % (n=${diffs.length})`,
   }
 }
