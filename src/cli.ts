@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { LlmPerfError } from './errors.ts'
+import { nodeVersionProblem } from './node-version.ts'
 
 const HELP = `vitest-llm-perf <command> [flags]
 
@@ -25,6 +26,11 @@ async function main(argv: string[]): Promise<void> {
   if (command === undefined || command === '--help' || command === '-h') {
     process.stdout.write(`${HELP}\n`)
     return
+  }
+  const tooOld = nodeVersionProblem()
+  if (tooOld !== undefined) {
+    process.stderr.write(`error: ${tooOld}\n`)
+    process.exit(2)
   }
   const load = COMMANDS[command]
   if (load === undefined) {
