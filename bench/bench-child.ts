@@ -1,9 +1,10 @@
 import { benchRequests, type BenchOptions } from '../src/index.ts'
 
 /**
- * One side of the simulator bench in a process of its own: `benchRequests` against argv[2], writing to argv[3],
- * with the options in argv[4] (JSON, Infinity spelled as a string). Prints one JSON line: the run's start, a few summary figures and, per
- * request, [arrival, finish, client first token, server first token] on the run's axis (seconds).
+ * One side of the simulator bench in a process of its own: `benchRequests` against argv[2], writing to
+ * argv[3], with the options in argv[4] (JSON, Infinity spelled as a string). Prints one JSON line: the run's
+ * start, a few summary figures and, per request, [sent, finished, client first token, server first token] on
+ * the run's axis (seconds).
  */
 const run = await benchRequests({ url: process.argv[2] as string }, { ...(JSON.parse(process.argv[4] as string, (_, v: unknown) => (v === 'Infinity' ? Infinity : v)) as BenchOptions), outDir: process.argv[3] as string })
 const s = run.summary

@@ -1,11 +1,12 @@
 import { readFileSync } from 'node:fs'
 
-/** This package's version, read once; the relative path holds from both src/ and dist/. */
-export const PACKAGE_VERSION: string = (() => {
+/** This package's package.json, read once; the relative path holds from both src/ and dist/. Empty if unreadable. */
+export const PACKAGE_JSON: { version?: string; engines?: { node?: string } } = (() => {
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string }
-    return pkg.version ?? 'unknown'
+    return JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: string; engines?: { node?: string } }
   } catch {
-    return 'unknown'
+    return {}
   }
 })()
+
+export const PACKAGE_VERSION: string = PACKAGE_JSON.version ?? 'unknown'
