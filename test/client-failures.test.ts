@@ -16,7 +16,7 @@ async function withServer(name: string, body: (url: string) => Promise<void>): P
     await server.stop()
   }
 }
-const one = { requests: 1, dataset: { kind: 'custom' as const, items: [{ prompt: 'hello there' }] } }
+const one = { requests: 1, tokenizer: 'words', dataset: { kind: 'custom' as const, items: [{ prompt: 'hello there' }] } }
 
 // Each behaviour is its own server process; each must end as exactly one failed (or passed) row with a clear error.
 describe.each([
@@ -26,6 +26,10 @@ describe.each([
   ['reset-mid-stream', { success: false, error_type: 'reset' }, 'connection closed mid-stream after 1 chunks'],
   ['malformed-json', { success: false, error_type: 'malformed' }, 'malformed JSON in response'],
   ['split-frames', { success: true, actual_output_tokens: 2, has_generated_text: true }, undefined],
+  ['error-field', { success: false, error_type: 'payload' }, 'server error in SSE field "error": Input prompt is too big compared to KV size. Please try increasing KV size.'],
+  ['error-event', { success: false, error_type: 'payload' }, 'server error event: The server had an error while processing your request.'],
+  ['empty-stream', { success: false, error_type: 'empty' }, 'the response carried no generated token and no finish reason (1 chunks, then [DONE])'],
+  ['short-output', { success: true, actual_output_tokens: 2, warning: 'returned 2 of 128 requested output tokens (finish_reason stop)' }, undefined],
 ])('%s', (name, expected, message) => {
   let server: FixtureServer
   beforeAll(async () => {

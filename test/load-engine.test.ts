@@ -4,12 +4,17 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { benchRequests, DESIGN_COLUMNS, CSV_COLUMNS } from '../src/index.ts'
-import { buildDataset } from '../src/dataset/build-dataset.ts'
+import { buildDataset as build } from '../src/dataset/build-dataset.ts'
+import type { ResolvedDataset } from '../src/options/dataset-options.ts'
+import { wordsTokenizer } from '../src/tokenizer/words-tokenizer.ts'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-engine-'))
 const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/datasets/${name}`, import.meta.url))
+
+const words = { tokenizer: wordsTokenizer('no tokenizer in this test'), ids: false, chat: false }
+const buildDataset = async (spec: ResolvedDataset, count: number | undefined, seed: number) => (await build(spec, count, seed, words)).items
 
 describe('datasets from files', () => {
   test('ShareGPT: first two turns, output length from the answer, short and single-turn pairs dropped', async () => {
@@ -84,8 +89,11 @@ describe('against a simulated SGLang worker', () => {
     for (const r of run.records) {
       expect(r, r.error).toMatchObject({ success: true, actual_output_tokens: 5, has_generated_text: true })
       expect(r.client_ttft).toBeGreaterThan(0)
-      expect(r.actual_prompt_tokens).toBe(api === 'chat' ? 17 : 13)
+      // token-exact prompts from the server's /tokenize: 12 as ids; chat adds BOS and the template's 4
+      expect(r.actual_prompt_tokens).toBe(api === 'chat' ? 17 : 12)
+      expect(r.requested_prompt_tokens).toBe(12)
     }
+    expect(run.summary.tokenizer).toMatchObject({ kind: 'server', prompts_as: api === 'chat' ? 'text' : 'ids' })
     if (api !== 'generate') expect(run.summary.server_timestamps).toEqual({ none: 6 })
     expect(run.summary.warnings).toEqual([])
   })

@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { Pool } from 'undici'
 import { buildDataset } from '../dataset/build-dataset.ts'
+import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
 import { validateBenchOptions, type BenchOptions } from '../options/bench-options.ts'
 import { startRunClock } from '../record/clock.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
@@ -33,7 +34,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
   const opts = validateBenchOptions(options)
   if (opts.slo !== undefined) normalizeSpec(opts.slo as SloSpec)
   const where = resolveTarget(target)
-  const items = await buildDataset(opts.dataset, opts.requests, opts.seed)
+  const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
+  const { items, tokenizer, inexactPrompts } = await datasetFor(opts, target, headers)
   const arrivalsS = arrivalSchedule({ ...opts, requests: items.length })
   const timeline = [...opts.timeline, ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0))]
   const runId = randomBytes(4).toString('hex')
@@ -47,9 +49,10 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     allowH2: false,
   })
   const warnings: string[] = []
+  if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
+  if (inexactPrompts > 0) warnings.push(`${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens say what the server will count)`)
   try {
     const [serverInfo, model] = await Promise.all([probeServerInfo(pool), opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool))])
-    const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
     const body = { api: opts.api, stream: opts.stream, model, temperature: opts.temperature, extraBody: opts.extraBody }
     const clockForWarmup = startRunClock()
     const send = { pool, api: opts.api, stream: opts.stream, headers, stallTimeoutMs: opts.stallTimeoutMs, headersTimeoutMs: opts.headersTimeoutMs, signal: opts.signal, nowMs: clockForWarmup.nowMs }
@@ -96,6 +99,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
         ? { shared: true, note: 'client and server run on one host and share its clock: mixed client/server formulas hold' }
         : { shared: false, note: 'the server runs on another host: formulas mixing client and server times hold only if the clocks are synchronised' },
       warmup,
+      tokenizer: { kind: tokenizer.kind, source: tokenizer.source, special_tokens: tokenizer.specialTokens, prompts_as: items.some((i) => Array.isArray(i.prompt)) ? 'ids' : 'text' },
       warnings,
       goodput: null,
     }
@@ -111,6 +115,20 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     return { records: result.records, summary, files: { csv: csv.path, json, html } }
   } finally {
     await pool.close().catch(() => pool.destroy())
+  }
+}
+
+/** The served model's tokenizer (dataset-level choice first) and the prompts built with it. */
+async function datasetFor(opts: ReturnType<typeof validateBenchOptions>, target: BenchTarget, headers: Record<string, string>) {
+  const serverUrl = target.workers?.[0]?.url ?? target.url
+  const tokenizer = await resolveTokenizer(opts.dataset.tokenizer ?? opts.tokenizer, { serverUrl, model: target.model, headers, signal: opts.signal })
+  try {
+    const forceIds = opts.dataset.kind === 'random' && opts.dataset.tokenized
+    const form = { tokenizer, chat: opts.api === 'chat', ids: opts.api !== 'chat' && (opts.promptAs === 'ids' || forceIds) }
+    const built = await buildDataset(opts.dataset, opts.requests, opts.seed, form)
+    return { ...built, tokenizer }
+  } finally {
+    await tokenizer.close()
   }
 }
 

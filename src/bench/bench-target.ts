@@ -3,6 +3,8 @@ export interface BenchTarget {
   url: string
   name?: string
   workers?: ReadonlyArray<{ url: string; name?: string }>
+  /** The served model: a local directory holding tokenizer.json gives exact prompt lengths (`tokenizer: 'auto'`). */
+  model?: string
   control?: { url: string; token: string }
   /** A topology launched in this process fails and restores its workers directly. */
   setFailed?: (workers: readonly string[]) => Promise<void>

@@ -2,9 +2,9 @@ import { request } from 'undici'
 import { InvalidOptionError } from '../errors.ts'
 import type { BenchTarget } from './bench-target.ts'
 
-const AT = /^(\d+(?:\.\d+)?)(ms|s|m|%)$/u
+const AT = /^(\d+(?:\.\d+)?)(ms|s|m|%)?$/u
 
-/** "30s", "500ms", "2m" from the run's start, or "30%" of the schedule's last arrival. */
+/** "30s", "500ms", "2m" from the run's start, a bare number of seconds (the seed framework's `300`), or "30%" of the schedule's last arrival. */
 export function parseAt(key: string, lastArrivalS: number): number | undefined {
   const m = AT.exec(key.trim())
   if (m === null) return undefined
@@ -13,6 +13,7 @@ export function parseAt(key: string, lastArrivalS: number): number | undefined {
     case 'ms':
       return n
     case 's':
+    case undefined:
       return n * 1000
     case 'm':
       return n * 60_000
@@ -27,20 +28,23 @@ export interface TimelineHook {
 }
 
 /**
- * The failure schedule users of the earlier framework know: `{ '30s': ['worker-1', 'worker-2'], '60s': [] }`
+ * The failure schedule users of the earlier framework know: `{ 300: [1, 2], 600: [] }` (seconds; workers by
+ * number) or `{ '30s': ['worker-1', 'worker-2'], '60s': [] }`
  * — at each time the set of failed workers becomes the listed one (an empty list restores all). It acts
  * through the topology's control endpoint, in the process that owns the servers.
  */
-export function failureHooks(failures: Record<string, string[]>, target: BenchTarget, lastArrivalS: number): TimelineHook[] {
+export function failureHooks(failures: Record<string, ReadonlyArray<string | number>>, target: BenchTarget, lastArrivalS: number): TimelineHook[] {
   const problems: string[] = []
   const control = target.control
   const direct = target.setFailed
   if (control === undefined && direct === undefined) problems.push('`failures`: needs a topology started by vitest-llm-perf as the target (it can fail its workers), got a plain URL')
   const known = new Set((target.workers ?? []).map((w) => w.name))
   const hooks: TimelineHook[] = []
-  for (const [key, workers] of Object.entries(failures)) {
+  for (const [key, listed] of Object.entries(failures)) {
+    // the seed framework numbers workers from 1: `{ 300: [1, 2] }` is worker-1 and worker-2 at 300 s
+    const workers = listed.map((w) => (typeof w === 'number' ? `worker-${w}` : w))
     const atMs = parseAt(key, lastArrivalS)
-    if (atMs === undefined) problems.push(`\`failures\`: expected keys like '30s', '500ms', '2m' or '30%', got ${JSON.stringify(key)}`)
+    if (atMs === undefined) problems.push(`\`failures\`: expected keys like '30s', '500ms', '2m', '30%' or a number of seconds, got ${JSON.stringify(key)}`)
     const unknown = workers.filter((w) => !known.has(w))
     if (unknown.length > 0) problems.push(`\`failures.${key}\`: unknown worker ${unknown.map((w) => JSON.stringify(w)).join(', ')}; the topology has ${[...known].join(', ') || 'no named workers'}`)
     if (atMs === undefined) continue

@@ -101,7 +101,7 @@ export async function runLoop(inp: RunLoopInputs): Promise<RunLoopResult> {
 /** Request i's observation as its arrival fires (or, after an abort, as it is abandoned). */
 function observe(inp: RunLoopInputs, i: number, lagMs: number): Observation {
   const item = inp.items[i] as DatasetItem
-  return newObservation({ index: i, reqId: `${inp.runId}-${i}`, inputLength: item.inputLength, expectedOutputLength: item.outputLen, arrivalMs: (inp.arrivalsS[i] as number) * 1000, dispatchLagMs: lagMs, host: inp.host })
+  return newObservation({ index: i, reqId: `${inp.runId}-${i}`, inputLength: item.inputLength, requestedPromptTokens: item.promptTokens, chat: inp.body.api === 'chat', expectedOutputLength: item.outputLen, arrivalMs: (inp.arrivalsS[i] as number) * 1000, dispatchLagMs: lagMs, host: inp.host })
 }
 
 /** After an abort: requests never sent still get their row, failed with the abort as the reason. */

@@ -1,29 +1,75 @@
 import type { ResolvedDataset } from '../options/dataset-options.ts'
 import { SeededRandom } from '../schedule/seeded-random.ts'
+import { DatasetError } from '../errors.ts'
 import type { DatasetItem } from './dataset-item.ts'
-import { customDataset, sharegptDataset } from './file-datasets.ts'
+import { customRows, sharegptRows, type TextRow } from './file-datasets.ts'
+import { checkTextLengths, textItems, type PromptForm } from './prompt-form.ts'
 import { randomDataset } from './random-dataset.ts'
 import { sharedPrefixDataset } from './shared-prefix-dataset.ts'
+import { WordTokens } from './word-tokens.ts'
 
 /** The dataset's own seed differs from the schedule's so that changing one never shifts the other. */
 const DATASET_SEED_SALT = 0x5bd1e995
+/** ShareGPT conversations are counted a batch at a time, until enough pass the length filter. */
+const SHAREGPT_BATCH = 256
+
+export interface BuiltDataset {
+  items: DatasetItem[]
+  /** Text prompts whose re-tokenized length differed from the construction (0 with ids or byte-level BPE). */
+  inexactPrompts: number
+}
 
 /**
- * Builds `count` items (or the dataset's natural size when `count` is undefined). File datasets are
- * cycled when more requests than rows are asked for, and shuffled with the seed.
+ * Builds `count` items (or the dataset's natural size when `count` is undefined), lengths in the served
+ * model's tokens where `form.tokenizer` knows them. File datasets are cycled when more requests than rows
+ * are asked for, and shuffled with the seed.
  */
-export async function buildDataset(spec: ResolvedDataset, count: number | undefined, seed: number): Promise<DatasetItem[]> {
+export async function buildDataset(spec: ResolvedDataset, count: number | undefined, seed: number, form: PromptForm): Promise<BuiltDataset> {
   const random = new SeededRandom(seed ^ DATASET_SEED_SALT)
+  const exact = form.tokenizer.kind === 'words' ? undefined : await WordTokens.of(form.tokenizer)
+  const formFor = exact === undefined ? undefined : form
+  let items: DatasetItem[]
   switch (spec.kind) {
     case 'random':
-      return randomDataset(spec, count ?? 0, random)
+      items = randomDataset(spec, count ?? 0, random, formFor, exact)
+      break
     case 'shared-prefix':
-      return take(sharedPrefixDataset(spec, random), count)
+      items = take(sharedPrefixDataset(spec, random, formFor, exact), count)
+      break
     case 'sharegpt':
-      return take(random.shuffle(await sharegptDataset(spec)), count)
+      items = take(await sharegptItems(spec, random.shuffle(await sharegptRows(spec)), count, form), count)
+      break
     case 'custom':
-      return take(await customDataset(spec), count)
+      items = take(await textItems(form, await withOutputLengths(await customRows(spec), spec.outputLen, form)), count)
+      break
   }
+  const inexactPrompts = spec.kind === 'random' || spec.kind === 'shared-prefix' ? await checkTextLengths(form, items) : 0
+  return { items, inexactPrompts }
+}
+
+/** Output lengths: given, else the reference answer's tokens (words without a tokenizer), else the default. */
+async function withOutputLengths(rows: TextRow[], fallback: number, form: PromptForm): Promise<Array<TextRow & { outputLen: number }>> {
+  const answers = rows.map((r) => (r.outputLen === undefined ? (r.answer ?? '') : ''))
+  const counted = await form.tokenizer.encodeAll(answers)
+  return rows.map((r, i) => ({ ...r, outputLen: r.outputLen ?? (r.answer === undefined ? fallback : (counted[i] as number[]).length) }))
+}
+
+/** As bench_serving: pairs whose prompt or answer is shorter than `minLen` (tokens, or words) are dropped. */
+async function sharegptItems(spec: { path: string; minLen: number }, rows: TextRow[], count: number | undefined, form: PromptForm): Promise<DatasetItem[]> {
+  const out: DatasetItem[] = []
+  for (let at = 0; at < rows.length && (count === undefined || out.length < count); at += SHAREGPT_BATCH) {
+    const batch = rows.slice(at, at + SHAREGPT_BATCH)
+    const answers = await form.tokenizer.encodeAll(batch.map((r) => r.answer ?? ''))
+    const prompts = await form.tokenizer.encodeAll(batch.map((r) => r.text))
+    const kept = batch.flatMap((r, i) => {
+      const answer = (answers[i] as number[]).length
+      if ((prompts[i] as number[]).length < spec.minLen || answer < spec.minLen) return []
+      return [{ ...r, outputLen: r.outputLen ?? answer }]
+    })
+    out.push(...(await textItems(form, kept)))
+  }
+  if (out.length === 0) throw new DatasetError(`The ShareGPT dataset at ${spec.path} has no usable conversation (two turns of at least ${spec.minLen} ${form.tokenizer.kind === 'words' ? 'words' : 'tokens'})`)
+  return out
 }
 
 function take(items: DatasetItem[], count: number | undefined): DatasetItem[] {

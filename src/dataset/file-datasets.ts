@@ -3,7 +3,6 @@ import { z } from 'zod'
 import { DatasetError } from '../errors.ts'
 import { customItemSchema, type CustomItem } from '../options/dataset-options.ts'
 import { formatIssues } from '../options/format-issues.ts'
-import { countWords, type DatasetItem } from './dataset-item.ts'
 
 const shareGptSchema = z.array(
   z.looseObject({
@@ -28,35 +27,30 @@ function parseJson(text: string, path: string): unknown {
   }
 }
 
-/**
- * ShareGPT format: the first two turns of each conversation, prompt from the first, output length from the
- * second (in words: no tokenizer runs in Node); pairs shorter than `minLen` words on either side are dropped.
- */
-export async function sharegptDataset(spec: { path: string; outputLen?: number | undefined; minLen: number }): Promise<DatasetItem[]> {
-  const parsed = shareGptSchema.safeParse(parseJson(await readText(spec.path, 'ShareGPT'), spec.path), { reportInput: true })
-  if (!parsed.success) throw new DatasetError(`The ShareGPT dataset at ${spec.path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`)
-  const items: DatasetItem[] = []
-  parsed.data.forEach((conv, i) => {
-    const [first, second] = conv.conversations
-    if (first === undefined || second === undefined) return
-    const inputLength = countWords(first.value)
-    const answerWords = countWords(second.value)
-    if (inputLength < spec.minLen || answerWords < spec.minLen) return
-    items.push({ id: String(conv.id ?? i), prompt: first.value, inputLength, outputLen: spec.outputLen ?? answerWords })
-  })
-  if (items.length === 0) throw new DatasetError(`The ShareGPT dataset at ${spec.path} has no usable conversation (two turns of at least ${spec.minLen} words)`)
-  return items
+/** A prompt from a file, with the text its output length is counted from (or a given length). */
+export interface TextRow {
+  id: string
+  text: string
+  /** The reference answer: ShareGPT's second turn, a custom item's `completion`. */
+  answer: string | undefined
+  outputLen: number | undefined
 }
 
-/** JSON (an array) or JSONL of `{ prompt, output_len?, id? }`. */
-export async function customDataset(spec: { path?: string | undefined; items?: CustomItem[] | undefined; outputLen: number }): Promise<DatasetItem[]> {
+/** ShareGPT format: the first two turns of each conversation, prompt from the first, the answer from the second. */
+export async function sharegptRows(spec: { path: string; outputLen?: number | undefined }): Promise<TextRow[]> {
+  const parsed = shareGptSchema.safeParse(parseJson(await readText(spec.path, 'ShareGPT'), spec.path), { reportInput: true })
+  if (!parsed.success) throw new DatasetError(`The ShareGPT dataset at ${spec.path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`)
+  return parsed.data.flatMap((conv, i) => {
+    const [first, second] = conv.conversations
+    if (first === undefined || second === undefined) return []
+    return [{ id: String(conv.id ?? i), text: first.value, answer: second.value, outputLen: spec.outputLen }]
+  })
+}
+
+/** JSON (an array) or JSONL of `{ prompt, completion?, output_len?, id? }`, the seed framework's format among them. */
+export async function customRows(spec: { path?: string | undefined; items?: CustomItem[] | undefined }): Promise<TextRow[]> {
   const raw = spec.items ?? (await readCustomFile(spec.path as string))
-  return raw.map((item, i) => ({
-    id: String(item.id ?? i),
-    prompt: item.prompt,
-    inputLength: countWords(item.prompt),
-    outputLen: item.output_len ?? spec.outputLen,
-  }))
+  return raw.map((item, i) => ({ id: String(item.id ?? i), text: item.prompt, answer: item.completion, outputLen: item.output_len }))
 }
 
 async function readCustomFile(path: string): Promise<CustomItem[]> {

@@ -1,6 +1,8 @@
 import type { SeededRandom } from '../schedule/seeded-random.ts'
+import { countWords, type DatasetItem } from './dataset-item.ts'
+import { contentTokens, exactItem, type PromptForm } from './prompt-form.ts'
 import { VOCABULARY } from './vocabulary.ts'
-import type { DatasetItem } from './dataset-item.ts'
+import type { WordTokens } from './word-tokens.ts'
 
 export interface RandomDatasetSpec {
   inputLen: number
@@ -20,19 +22,27 @@ export function lengthRange(len: number, ratio: number, mode: 'sglang' | 'vllm')
   return [Math.max(Math.trunc(len * (1 - ratio)), 1), Math.max(Math.trunc(len * (1 + ratio)), 1)]
 }
 
-/** Token-id space for tokenized prompts; ids stay clear of special tokens at the low end. */
+/** Token-id space for `tokenized` prompts when no tokenizer is known; ids stay clear of special tokens at the low end. */
 const ID_LOW = 1000
 const ID_HIGH = 30_000
 
-export function randomDataset(spec: RandomDatasetSpec, count: number, random: SeededRandom): DatasetItem[] {
+/**
+ * Random prompts of the drawn lengths: in tokens of the served model where its tokenizer is known (`words`
+ * given), else in words (`tokenized`: random ids) as before.
+ */
+export function randomDataset(spec: RandomDatasetSpec, count: number, random: SeededRandom, form?: PromptForm, words?: WordTokens): DatasetItem[] {
   const [inLo, inHi] = lengthRange(spec.inputLen, spec.rangeRatio, spec.rangeMode)
   const [outLo, outHi] = lengthRange(spec.outputLen, spec.rangeRatio, spec.rangeMode)
   const items: DatasetItem[] = []
   for (let i = 0; i < count; i++) {
-    const inputLength = random.int(inLo, inHi)
+    const inputLen = random.int(inLo, inHi)
     const outputLen = random.int(outLo, outHi)
-    const prompt = spec.tokenized ? randomIds(inputLength, random) : randomWords(inputLength, random)
-    items.push({ id: String(i), prompt, inputLength, outputLen })
+    if (form !== undefined && words !== undefined) {
+      items.push(exactItem(form, String(i), words.build(contentTokens(form, inputLen), random), outputLen))
+      continue
+    }
+    const prompt = spec.tokenized ? randomIds(inputLen, random) : randomWords(inputLen, random)
+    items.push({ id: String(i), prompt, inputLength: typeof prompt === 'string' ? countWords(prompt) : inputLen, promptTokens: undefined, outputLen })
   }
   return items
 }

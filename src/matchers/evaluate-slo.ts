@@ -40,9 +40,11 @@ const MS_FIELDS = new Set<string>(DURATION_COLUMNS)
 const SERVER_FIELDS = new Set(['ttft', 'queue_time_in_server', 'tokenize_time', 'pure_queue_time', 'prefill_time', 'network_time', 'server_created_time', 'queue_time_start', 'queue_time_end', 'server_first_token_time', 'server_e2e_latency'])
 const NUMERIC_FIELDS = new Set<string>(CSV_COLUMNS.filter((c) => !['req_id', 'success', 'error', 'host', 'has_generated_text', 'finish_reason', 'error_type', 'server_timestamps'].includes(c)))
 
-/** A field's values over successful requests, in ms for durations. */
-export function fieldValues(records: readonly RequestRecord[], field: string): number[] {
-  const scale = MS_FIELDS.has(field) ? 1000 : 1
+/** 1000 for duration fields (seconds in the CSV, ms in objectives), else 1. */
+export const fieldScale = (field: string): number => (MS_FIELDS.has(field) ? 1000 : 1)
+
+/** A field's values over successful requests, in ms for durations (pass scale 1 for the CSV's seconds). */
+export function fieldValues(records: readonly RequestRecord[], field: string, scale = fieldScale(field)): number[] {
   const out: number[] = []
   for (const r of records) {
     const v = (r as unknown as Record<string, unknown>)[field]
@@ -99,7 +101,7 @@ export function goodput(run: BenchRun, objectives: Objective[]): { fraction: num
     r.success &&
     limits.every((o) => {
       const v = (r as unknown as Record<string, unknown>)[o.field]
-      return typeof v === 'number' && holds(v * (MS_FIELDS.has(o.field) ? 1000 : 1), o)
+      return typeof v === 'number' && holds(v * fieldScale(o.field), o)
     }),
   ).length
   const n = run.records.length
@@ -124,13 +126,14 @@ export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = 
       const observed = rates[o.field] as number
       return { objective: o, status: holds(observed, o) ? 'pass' : 'fail', observed, samples: run.records.length, reason: undefined }
     }
-    const values = fieldValues(run.records, o.field)
+    // aggregated in the CSV's unit, then scaled: what `np.percentile(df[field], 99) * 1000` gives
+    const values = fieldValues(run.records, o.field, 1)
     if (values.length === 0) return { objective: o, status: 'not_reported', observed: undefined, samples: 0, reason: notReported(run, o.field) }
     const needed = requiredSamples(o)
     if (values.length < needed) {
       return { objective: o, status: 'too_few_samples', observed: undefined, samples: values.length, reason: `${o.aggregation} needs at least ${needed} successful samples to mean anything, got ${values.length} (set minSamples to override)` }
     }
-    const observed = aggregate(Float64Array.from(values).sort(), o)
+    const observed = aggregate(Float64Array.from(values).sort(), o) * fieldScale(o.field)
     return { objective: o, status: holds(observed, o) ? 'pass' : 'fail', observed, samples: values.length, reason: undefined }
   })
   return { results, invalid, goodput: gp }

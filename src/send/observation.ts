@@ -6,6 +6,10 @@ export interface Observation {
   index: number
   reqId: string
   inputLength: number
+  /** The prompt tokens the server should count (built to the requested length); undefined without a tokenizer. */
+  requestedPromptTokens: number | undefined
+  /** Sent to /v1/chat/completions, whose template adds prompt tokens. */
+  chat: boolean
   expectedOutputLength: number
   /** Scheduled arrival (the Poisson process). */
   arrivalMs: number
@@ -36,8 +40,10 @@ export interface Observation {
   serverTiming: Record<string, number>
 }
 
-export function newObservation(init: Pick<Observation, 'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'>): Observation {
+export function newObservation(init: Pick<Observation, 'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'> & Partial<Pick<Observation, 'requestedPromptTokens' | 'chat'>>): Observation {
   return {
+    requestedPromptTokens: undefined,
+    chat: false,
     ...init,
     sendMs: undefined,
     headersMs: undefined,

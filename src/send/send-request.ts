@@ -1,7 +1,7 @@
-import { createParser } from 'eventsource-parser'
+import { createParser, type ParseError } from 'eventsource-parser'
 import type { Pool } from 'undici'
-import { interpretPayload } from './chunk-interpreter.ts'
-import { classifyError, errorDetail, HttpStatusError, IncompleteStreamError, type ErrorType } from './classify-error.ts'
+import { interpretPayload, PayloadError } from './chunk-interpreter.ts'
+import { classifyError, EmptyResponseError, errorDetail, HttpStatusError, IncompleteStreamError, type ErrorType } from './classify-error.ts'
 import type { Observation } from './observation.ts'
 import { API_PATHS, type Api } from './request-body.ts'
 import { WORKER_HEADER } from './worker-header.ts'
@@ -47,6 +47,9 @@ export async function sendRequest(ctx: SendContext, body: Record<string, unknown
     const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream')
     if (ctx.stream && isSse) await readEventStream(ctx, res.body, obs)
     else interpretPayload(ctx.api, JSON.parse(await res.body.text()), obs, ctx.nowMs())
+    if (!obs.hasGeneratedText && !(obs.completionTokens! > 0) && obs.finishReason === undefined) {
+      throw new EmptyResponseError(`the response carried no generated token and no finish reason (${obs.chunks} chunks${ctx.stream && isSse ? ', then [DONE]' : ''})`)
+    }
     obs.success = true
     return undefined
   } catch (err) {
@@ -69,11 +72,19 @@ async function readEventStream(ctx: SendContext, body: AsyncIterable<unknown> & 
         done = true
         return
       }
+      if (event.event === 'error') {
+        failure = new PayloadError(`server error event: ${errorDetail(event.data)}`)
+        return
+      }
       try {
         interpretPayload(ctx.api, JSON.parse(event.data), obs, ctx.nowMs())
       } catch (err) {
         failure = err
       }
+    },
+    onError(err) {
+      if (done || failure !== undefined) return
+      failure = errorInField(err) ?? failure
     },
   })
   body.setEncoding('utf8')
@@ -84,6 +95,25 @@ async function readEventStream(ctx: SendContext, body: AsyncIterable<unknown> & 
   if (failure === undefined && !done) parser.reset({ consume: true })
   if (failure !== undefined) throw failure
   if (!done) throw new IncompleteStreamError(`stream ended without [DONE] after ${obs.chunks} chunks`)
+}
+
+/**
+ * A field other than data/event/id/retry is ignored by the SSE standard, but servers put errors there:
+ * llama.cpp's server streams `error: {"code":500,"message":…}` and then `data: [DONE]`. A field named
+ * error, or one that carries JSON, fails the request with the server's words.
+ */
+function errorInField(err: ParseError): PayloadError | undefined {
+  if (err.type !== 'unknown-field' || err.field === undefined) return undefined
+  const value = (err.value ?? '').trim()
+  const isJson = value.startsWith('{') && (() => {
+    try {
+      return typeof JSON.parse(value) === 'object'
+    } catch {
+      return false
+    }
+  })()
+  if (err.field !== 'error' && !isJson) return undefined
+  return new PayloadError(`server error in SSE field "${err.field}": ${errorDetail(value)}`)
 }
 
 async function readCapped(body: AsyncIterable<unknown> & { dump?: () => Promise<void> }): Promise<string> {

@@ -70,8 +70,8 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
   const metrics: RunSummary['metrics'] = {}
   for (const column of DURATION_COLUMNS) {
     const source = column === 'dispatch_lag' ? records : ok
-    const values = source.flatMap((r) => (r[column] === undefined ? [] : [r[column] * 1000]))
-    const d = distribution(values)
+    const values = source.flatMap((r) => (r[column] === undefined ? [] : [r[column]]))
+    const d = distribution(values, 1000)
     if (d !== undefined) metrics[column] = d
   }
   const lag = metrics.dispatch_lag

@@ -13,6 +13,8 @@ export interface TopologyInfo {
   url: string
   /** `pid` is the launched server's process (absent for attached ones): for perf, py-spy or taskset. */
   workers: Array<{ name: string; url: string; pid?: number }>
+  /** The topology's `model`, where set (its tokenizer.json is read for exact prompt lengths). */
+  model?: string
   router?: { url: string; metricsUrl: string }
   /** The servers' log files (stdout and stderr), attached to a failing test. */
   logFiles?: string[]
@@ -52,6 +54,7 @@ export class StartedTopology {
       name: this.name,
       engine: this.engine,
       url: this.url,
+      ...(this.#options.model === undefined ? {} : { model: this.#options.model }),
       workers: this.workers.map((w) => ({ name: w.name, url: w.url, ...(w.server === undefined ? {} : { pid: w.server.pid }) })),
       logFiles: [...this.workers.flatMap((w) => (w.server === undefined ? [] : [w.server.logFile])), ...(this.router === undefined ? [] : [this.router.logFile])],
       ...(routerUrl === undefined ? {} : { router: { url: routerUrl, metricsUrl: this.routerMetricsUrl ?? '' } }),

@@ -4,7 +4,6 @@ import { epochNowMs } from '../../record/clock.ts'
 import { endSse, readBody, sendJson, startSse, writeEvent } from '../shared/http-util.ts'
 import { GeneratePayloads } from './generation-stream.ts'
 import type { FinishReason } from './sim-request.ts'
-import { tokenize } from './sim-tokenizer.ts'
 import type { WorkerState } from './worker-state.ts'
 
 type Body = Record<string, unknown>
@@ -50,7 +49,7 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   const seq = state.nextSeq()
   if (state.injectsError(seq)) return fail(500, 'Internal server error (injected by --fault-error-rate)')
   const sp = (body['sampling_params'] ?? {}) as Body
-  const promptIds = typeof body['text'] === 'string' ? tokenize(body['text']) : (body['input_ids'] as number[])
+  const promptIds = typeof body['text'] === 'string' ? state.tokenizer.encode(body['text']) : (body['input_ids'] as number[])
   const payloads = new GeneratePayloads(state, rid, epochNowMs() / 1000)
   let done = false
   const simReq = state.newRequest({

@@ -4,7 +4,7 @@ import { epochNowMs } from '../../record/clock.ts'
 import { endSse, readBody, sendJson, startSse, writeEvent } from '../shared/http-util.ts'
 import { GenerationOutput } from './generation-stream.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'
-import { CHAT_TEMPLATE_TOKENS, tokenize } from './sim-tokenizer.ts'
+import { CHAT_TEMPLATE_TOKENS } from './sim-tokenizer.ts'
 import type { WorkerState } from './worker-state.ts'
 
 type Body = Record<string, unknown>
@@ -13,17 +13,17 @@ type Kind = 'completions' | 'chat'
 /** SGLang's ErrorResponse shape for /v1 routes. */
 const errorBody = (message: string, code: number): Body => ({ object: 'error', message, type: code === 400 ? 'BadRequestError' : 'InternalServerError', param: null, code })
 
-function promptIds(kind: Kind, body: Body): number[] | string {
+function promptIds(state: WorkerState, kind: Kind, body: Body): number[] | string {
   if (kind === 'completions') {
     const p = body['prompt']
-    if (typeof p === 'string') return tokenize(p)
+    if (typeof p === 'string') return state.tokenizer.encode(p)
     if (Array.isArray(p) && p.length > 0 && p.every((x) => Number.isInteger(x))) return p as number[]
     return 'prompt must be a string or a list of token ids.'
   }
   const messages = body['messages']
   if (!Array.isArray(messages) || messages.length === 0) return 'messages must be a non-empty list.'
   const text = messages.map((m: unknown) => String((m as Body)?.['content'] ?? '')).join(' ')
-  const ids = tokenize(text)
+  const ids = state.tokenizer.encode(text)
   return [...ids.slice(0, 1), ...Array.from({ length: CHAT_TEMPLATE_TOKENS }, (_, i) => 128_000 + i), ...ids.slice(1)]
 }
 
@@ -50,7 +50,7 @@ export async function handleOpenAi(kind: Kind, state: WorkerState, req: Incoming
   } catch (err) {
     return sendJson(res, 400, errorBody(`Invalid JSON: ${(err as Error).message}`, 400))
   }
-  const ids = promptIds(kind, body)
+  const ids = promptIds(state, kind, body)
   if (typeof ids === 'string') return sendJson(res, 400, errorBody(ids, 400))
   const stream = body['stream'] === true
   const includeUsage = (body['stream_options'] as Body | undefined)?.['include_usage'] === true

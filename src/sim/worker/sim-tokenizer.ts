@@ -1,20 +1,40 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Tokenizer } from '@huggingface/tokenizers'
 import { VOCABULARY } from '../../dataset/vocabulary.ts'
 
 export const VOCAB_SIZE = 32_000
-/** Text prompts start with a BOS token, as Llama's tokenizer adds one. */
-const BOS_ID = 1
 /** Tokens a chat template adds around one user message. */
 export const CHAT_TEMPLATE_TOKENS = 4
 
-/** One token per whitespace-separated word, the id a hash of the word: stable across processes. */
-export function tokenize(text: string): number[] {
-  const ids = [BOS_ID]
-  for (const word of text.split(/\s+/u)) if (word !== '') ids.push(wordId(word))
-  return ids
+/**
+ * The bundled tokenizer: a small byte-level BPE (fixtures/tiny-model, made by its make_tokenizer.py) whose
+ * counts differ from word counts as a real model's do, so the simulator tokenizes like a server, not a splitter.
+ */
+export const BUNDLED_TOKENIZER = fileURLToPath(new URL('../../../fixtures/tiny-model/tokenizer.json', import.meta.url))
+
+/** The simulated model's tokenizer: encode with or without its special tokens (a BOS), and decode. */
+export interface SimTokenizer {
+  readonly path: string
+  readonly vocabSize: number
+  encode(text: string, addSpecialTokens?: boolean): number[]
+  decode(ids: readonly number[]): string
 }
 
-function wordId(word: string): number {
-  return 100 + (hashString(word) % (VOCAB_SIZE - 100))
+/** As SGLang: --tokenizer-path, else the model directory's tokenizer.json, else the bundled one. */
+export function loadSimTokenizer(tokenizerPath: string | undefined, modelPath: string): SimTokenizer {
+  const inModel = join(modelPath, 'tokenizer.json')
+  const path = tokenizerPath === undefined ? (existsSync(inModel) ? inModel : BUNDLED_TOKENIZER) : tokenizerPath.endsWith('.json') ? tokenizerPath : join(tokenizerPath, 'tokenizer.json')
+  const configPath = join(dirname(path), 'tokenizer_config.json')
+  const config: unknown = existsSync(configPath) ? JSON.parse(readFileSync(configPath, 'utf8')) : {}
+  const tokenizer = new Tokenizer(JSON.parse(readFileSync(path, 'utf8')) as object, config as object)
+  return {
+    path,
+    vocabSize: tokenizer.get_vocab(true).size,
+    encode: (text, addSpecialTokens = true) => tokenizer.encode(text, { add_special_tokens: addSpecialTokens }).ids,
+    decode: (ids) => tokenizer.decode([...ids], { skip_special_tokens: false }),
+  }
 }
 
 /** A generated token: deterministic in (seed, request, position); a few carry multi-byte UTF-8. */

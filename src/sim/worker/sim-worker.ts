@@ -4,6 +4,7 @@ import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { handleGenerate } from './generate-route.ts'
 import { handleInfoRoute } from './info-routes.ts'
 import { handleOpenAi } from './openai-routes.ts'
+import { handleTokenize } from './tokenize-routes.ts'
 import { resolveWorkerConfig } from './worker-config.ts'
 import { WorkerState } from './worker-state.ts'
 
@@ -17,14 +18,25 @@ function authorized(state: WorkerState, req: IncomingMessage): boolean {
   return key === undefined || req.headers.authorization === `Bearer ${key}`
 }
 
+const DATA_ROUTES: Record<string, 'generate' | 'completions' | 'chat' | 'tokenize' | 'detokenize'> = {
+  '/generate': 'generate',
+  '/v1/completions': 'completions',
+  '/v1/chat/completions': 'chat',
+  '/tokenize': 'tokenize',
+  '/v1/tokenize': 'tokenize',
+  '/detokenize': 'detokenize',
+  '/v1/detokenize': 'detokenize',
+}
+
 async function route(state: WorkerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://sim')
   const method = req.method ?? 'GET'
   if (await handleInfoRoute(state, method, url, req, res)) return
-  const data = { '/generate': 'generate', '/v1/completions': 'completions', '/v1/chat/completions': 'chat' }[url.pathname]
+  const data = DATA_ROUTES[url.pathname]
   if (data === undefined || (method !== 'POST' && !(method === 'PUT' && data === 'generate'))) return sendJson(res, 404, { detail: 'Not Found' })
   if (!authorized(state, req)) return sendJson(res, 401, { error: 'Unauthorized' })
   if (data === 'generate') return handleGenerate(state, req, res)
+  if (data === 'tokenize' || data === 'detokenize') return handleTokenize(data, state, req, res)
   return handleOpenAi(data as 'completions' | 'chat', state, req, res)
 }
 

@@ -1,7 +1,7 @@
 import { epochNowMs } from '../../record/clock.ts'
 import { SimEngine } from './engine.ts'
 import type { SimRequest, SimRequestListener } from './sim-request.ts'
-import { hashString } from './sim-tokenizer.ts'
+import { hashString, loadSimTokenizer, type SimTokenizer } from './sim-tokenizer.ts'
 import type { WorkerConfig } from './worker-config.ts'
 import { WorkerMetrics } from './worker-metrics.ts'
 
@@ -26,12 +26,14 @@ export class WorkerState {
   readonly config: WorkerConfig
   readonly engine: SimEngine
   readonly metrics: WorkerMetrics | undefined
+  readonly tokenizer: SimTokenizer
   status: 'starting' | 'up' = 'starting'
   flushInProgress = false
   #seq = 0
 
   constructor(config: WorkerConfig) {
     this.config = config
+    this.tokenizer = loadSimTokenizer(config.tokenizerPath, config.modelPath)
     this.metrics = config.enableMetrics ? new WorkerMetrics(config.servedModelName) : undefined
     this.engine = new SimEngine(
       {

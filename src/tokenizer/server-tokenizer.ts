@@ -1,0 +1,95 @@
+import { Pool } from 'undici'
+import { DatasetError } from '../errors.ts'
+import type { PromptTokenizer } from './prompt-tokenizer.ts'
+
+const TIMEOUT_MS = 10_000
+/** A server that does not answer the first probe in this time is not asked again (it may never answer). */
+const PROBE_TIMEOUT_MS = 2000
+const IN_FLIGHT = 16
+
+/** The body each server family's POST /tokenize takes, and where it puts the ids. */
+const SHAPES = [
+  // SGLang and vLLM: {prompt, add_special_tokens} → {tokens, count, max_model_len}
+  { name: 'sglang', body: (text: string, special: boolean) => ({ prompt: text, add_special_tokens: special }) },
+  // llama.cpp's server: {content, add_special} → {tokens}
+  { name: 'llama.cpp', body: (text: string, special: boolean) => ({ content: text, add_special: special }) },
+] as const
+
+type Shape = (typeof SHAPES)[number]
+
+/** Workers serve /tokenize; SGLang's router and OpenAI-style front ends /v1/tokenize. */
+const PATHS = ['/tokenize', '/v1/tokenize'] as const
+
+interface Answer {
+  ids: number[] | undefined
+  problem: string
+  /** No HTTP answer at all (timeout, refused): asking again in another shape is pointless. */
+  silent: boolean
+}
+
+async function tokenize(pool: Pool, headers: Record<string, string>, shape: Shape, text: string, special: boolean, path: string, timeoutMs = TIMEOUT_MS, signal?: AbortSignal): Promise<Answer> {
+  let raw: string
+  let status: number
+  try {
+    const res = await pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(shape.body(text, special)), headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal })
+    status = res.statusCode
+    raw = await res.body.text()
+  } catch (err) {
+    return { ids: undefined, problem: (err as Error).message, silent: true }
+  }
+  if (status !== 200) return { ids: undefined, problem: `HTTP ${status}: ${raw.trim().slice(0, 200)}`, silent: false }
+  try {
+    const tokens = (JSON.parse(raw) as { tokens?: unknown }).tokens
+    if (Array.isArray(tokens) && tokens.every((t) => Number.isInteger(t))) return { ids: tokens as number[], problem: '', silent: false }
+  } catch {
+    // not JSON: said below
+  }
+  return { ids: undefined, problem: `no token ids in ${JSON.stringify(raw.slice(0, 120))}`, silent: false }
+}
+
+/**
+ * The server's own tokenizer through POST /tokenize (SGLang and vLLM shape, or llama.cpp's), or the reason
+ * it is not available. Nothing is guessed: a server that answers neither shape is not used.
+ */
+export async function serverTokenizer(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PromptTokenizer | { unavailable: string }> {
+  const pool = new Pool(new URL(url).origin, { connections: IN_FLIGHT })
+  const problems: string[] = []
+  for (const [shape, path] of SHAPES.flatMap((s) => PATHS.map((p) => [s, p] as const))) {
+    const probe = await tokenize(pool, headers, shape, 'hello world', false, path, PROBE_TIMEOUT_MS, signal)
+    if (probe.ids === undefined) {
+      problems.push(`${path} (${shape.name} shape): ${probe.problem}`)
+      if (probe.silent) break
+      continue
+    }
+    const empty = await tokenize(pool, headers, shape, '', true, path, TIMEOUT_MS, signal)
+    const specialTokens = empty.ids?.length ?? 0
+    const encode = async (text: string): Promise<number[]> => {
+      const answer = await tokenize(pool, headers, shape, text, false, path, TIMEOUT_MS, signal)
+      if (answer.ids === undefined) throw new DatasetError(`The server's ${path} failed while building prompts: ${answer.problem}`)
+      return answer.ids
+    }
+    return {
+      kind: 'server',
+      source: `${new URL(url).origin}${path} (${shape.name} shape)`,
+      specialTokens,
+      encode,
+      encodeAll: (texts) => mapLimited(texts, IN_FLIGHT, encode),
+      close: () => pool.close(),
+    }
+  }
+  await pool.destroy()
+  return { unavailable: `${new URL(url).origin} answers no tokenize request: ${problems.join('; ')}` }
+}
+
+async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length)
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++
+      out[i] = await fn(items[i] as T)
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane))
+  return out
+}
