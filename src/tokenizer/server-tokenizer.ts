@@ -56,8 +56,9 @@ export async function serverTokenizer(url: string, headers: Record<string, strin
   const problems: string[] = []
   for (const [shape, path] of SHAPES.flatMap((s) => PATHS.map((p) => [s, p] as const))) {
     const probe = await tokenize(pool, headers, shape, 'hello world', false, path, PROBE_TIMEOUT_MS, signal)
-    if (probe.ids === undefined) {
-      problems.push(`${path} (${shape.name} shape): ${probe.problem}`)
+    // llama.cpp answers a body without `content` with 200 and no tokens: an empty answer is no answer
+    if (probe.ids === undefined || probe.ids.length === 0) {
+      problems.push(`${path} (${shape.name} shape): ${probe.ids === undefined ? probe.problem : 'no tokens for "hello world"'}`)
       if (probe.silent) break
       continue
     }
