@@ -20,6 +20,8 @@ import { runLoop } from './run-loop.ts'
 import { failureHooks } from './failure-schedule.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
 import { runWarmup } from './warmup.ts'
+import { MetricsSampler, type MetricsSource } from '../server-metrics/metrics-sampler.ts'
+import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
 
 /** Keep-alive stays under SGLang's 5 s uvicorn idle close, so a reused socket is never one it just closed. */
 const KEEP_ALIVE_MS = 4000
@@ -49,6 +51,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     allowH2: false,
   })
   const warnings: string[] = []
+  let sampler: MetricsSampler | undefined
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
   if (inexactPrompts > 0) warnings.push(`${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens say what the server will count)`)
   try {
@@ -66,6 +69,9 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS })
     const clock = startRunClock()
     const startedAt = new Date(clock.startEpochS * 1000).toISOString()
+    const sources = metricsSources(target)
+    sampler = opts.metricsIntervalMs > 0 ? new MetricsSampler({ sources, path: join(outDir, 'server-metrics.csv'), nowMs: clock.nowMs, intervalMs: opts.metricsIntervalMs, workerName: workerNamer(target) }) : undefined
+    sampler?.start()
     const hooks = timeline.map((h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)))
     loopDelay.enable()
     const result = await runLoop({
@@ -75,6 +81,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       onProgress: opts.onProgress,
     })
     loopDelay.disable()
+    const sampled = await sampler?.stop()
     for (const outcome of await Promise.allSettled(hooks)) {
       if (outcome.status === 'rejected') warnings.push(`timeline hook failed: ${(outcome.reason as Error)?.message ?? String(outcome.reason)}`)
     }
@@ -102,6 +109,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       tokenizer: { kind: tokenizer.kind, source: tokenizer.source, special_tokens: tokenizer.specialTokens, prompts_as: items.some((i) => Array.isArray(i.prompt)) ? 'ids' : 'text' },
       warnings,
       goodput: null,
+      server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled.series, sampled.outcomes, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
     if (opts.slo !== undefined) {
@@ -112,10 +120,25 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     writeFileSync(json, `${JSON.stringify(summary, null, 2)}\n`)
     const html = join(outDir, 'report.html')
     writeFileSync(html, htmlReport(opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`, result.records, summary))
-    return { records: result.records, summary, files: { csv: csv.path, json, html } }
+    return { records: result.records, summary, files: { csv: csv.path, json, html, ...(sampler === undefined ? {} : { serverMetrics: sampler.path }) } }
   } finally {
+    await sampler?.stop().catch(() => undefined)
     await pool.close().catch(() => pool.destroy())
   }
+}
+
+/** Each worker's /metrics (the target itself when it names none) and the router's, when the load goes through it. */
+function metricsSources(target: BenchTarget): MetricsSource[] {
+  const base = (url: string): string => url.replace(/\/+$/u, '')
+  const workers = target.workers?.length ? target.workers.map((w, i) => ({ name: w.name ?? `worker-${i + 1}`, url: `${base(w.url)}/metrics`, kind: 'worker' as const })) : [{ name: 'server', url: `${base(target.url)}/metrics`, kind: 'worker' as const }]
+  const router = target.router !== undefined && base(target.router.url) === base(target.url) && target.router.metricsUrl !== '' ? [{ name: 'router', url: target.router.metricsUrl, kind: 'router' as const }] : []
+  return [...workers, ...router]
+}
+
+/** The router labels workers by URL; rows and charts name them as the topology does. */
+function workerNamer(target: BenchTarget): (url: string) => string {
+  const names = new Map((target.workers ?? []).map((w, i) => [w.url.replace(/\/+$/u, ''), w.name ?? `worker-${i + 1}`]))
+  return (url) => names.get(url.replace(/\/+$/u, '')) ?? url
 }
 
 /** The served model's tokenizer (dataset-level choice first) and the prompts built with it. */

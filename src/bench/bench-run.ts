@@ -1,5 +1,6 @@
 import type { RequestRecord } from '../record/request-record.ts'
 import type { RunSummary } from '../summarise/run-summary.ts'
+import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summary.ts'
 
 /** What summary.json holds besides the figures: enough to reproduce and to trust the run. */
 export interface RunContext {
@@ -17,6 +18,8 @@ export interface RunContext {
   warnings: string[]
   /** With the `slo` option: the fraction of all requests that succeeded within every per-request limit, and per second. */
   goodput: { fraction: number; per_second: number; slo: Record<string, unknown> } | null
+  /** The servers' own gauges over the run (server-metrics.csv), or null with `metricsIntervalMs: 0`. */
+  server_metrics: ServerMetricsSummary | null
 }
 
 export interface BenchSummary extends RunSummary, RunContext {}
@@ -25,5 +28,5 @@ export interface BenchRun {
   /** One record per request, in finish order. */
   records: RequestRecord[]
   summary: BenchSummary
-  files: { csv: string; json: string; html?: string }
+  files: { csv: string; json: string; html?: string; serverMetrics?: string }
 }

@@ -82,6 +82,13 @@ function notReported(run: BenchRun, field: string): string {
   return `the server reported no timestamps for ${field} (server timestamps seen: ${variants}). It needs SGLang's native /generate (api: 'generate') with --enable-metrics, v0.5.5 or later; /v1/* responses carry no timings.${hint}`
 }
 
+function serverGaugeMissing(run: BenchRun, field: string): string {
+  const sm = run.summary.server_metrics
+  if (sm === null) return `${field} comes from the servers' /metrics, which this run did not sample (metricsIntervalMs: 0)`
+  const notes = Object.entries(sm.sources).map(([name, o]) => `${name}: ${o.note ?? `${o.samples} samples without it`}`).join('; ')
+  return `no worker reported ${field.replace(/^peak_/u, '')} on /metrics (${notes})`
+}
+
 /** The per-request limit of each duration field: its loosest-percentile objective (max > p999 > … > mean). */
 function perRequestLimits(objectives: Objective[]): Map<string, Objective> {
   const rank = (o: Objective): number => (o.aggregation === 'max' ? 101 : o.aggregation === 'min' ? -1 : (o.percentile ?? 0))
@@ -120,10 +127,15 @@ export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = 
     s.dispatch_lag_ms.p99 > lagLimit ? `the load generator fell behind: dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(1)} ms > ${lagLimit} ms (maxDispatchLagMs)`
     : s.event_loop_delay_ms.p99 > loopLimit ? `the load generator fell behind: event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(1)} ms > ${loopLimit} ms (maxEventLoopDelayMs)`
     : undefined
-  const rates: Record<string, number> = { success_rate: s.success_rate, request_throughput: s.request_throughput, output_token_throughput: s.output_token_throughput, goodput: gp.fraction }
+  const peak = s.server_metrics?.peak
+  const rates: Record<string, number | null | undefined> = {
+    success_rate: s.success_rate, request_throughput: s.request_throughput, output_token_throughput: s.output_token_throughput, goodput: gp.fraction,
+    peak_num_running_reqs: peak?.num_running_reqs, peak_num_queue_reqs: peak?.num_queue_reqs, peak_token_usage: peak?.token_usage,
+  }
   const results = objectives.map((o): ObjectiveResult => {
     if (o.kind === 'rate') {
-      const observed = rates[o.field] as number
+      const observed = rates[o.field]
+      if (observed === null || observed === undefined) return { objective: o, status: 'not_reported', observed: undefined, samples: 0, reason: serverGaugeMissing(run, o.field) }
       return { objective: o, status: holds(observed, o) ? 'pass' : 'fail', observed, samples: run.records.length, reason: undefined }
     }
     // aggregated in the CSV's unit, then scaled: what `np.percentile(df[field], 99) * 1000` gives

@@ -18,7 +18,11 @@ export interface RateObjectives {
   max?: number
 }
 
-export const RATE_METRICS = ['success_rate', 'request_throughput', 'output_token_throughput', 'goodput'] as const
+/**
+ * Run-level figures bounded by min/max (k6: 'rate>0.99', or 'value<32'). The peak_* ones are the servers'
+ * own gauges from server-metrics.csv: the largest value any one worker reported during the run.
+ */
+export const RATE_METRICS = ['success_rate', 'request_throughput', 'output_token_throughput', 'goodput', 'peak_num_running_reqs', 'peak_num_queue_reqs', 'peak_token_usage'] as const
 export type RateMetric = (typeof RATE_METRICS)[number]
 
 /**
@@ -46,7 +50,7 @@ export interface Objective {
   kind: 'duration' | 'rate'
 }
 
-const K6 = /^\s*(avg|min|med|max|rate|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/u
+const K6 = /^\s*(avg|min|med|max|rate|value|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/u
 const DURATION_AGGREGATIONS = 'avg, min, med, max, p(N)'
 const PERCENTILE_KEYS: Record<string, number> = { p50: 50, p90: 90, p95: 95, p99: 99, p999: 99.9 }
 
@@ -56,11 +60,11 @@ export function parseThreshold(field: string, text: string): Objective {
   const m = K6.exec(text)
   if (m === null) throw new InvalidThresholdError(`Invalid threshold ${JSON.stringify(text)} for ${field}: expected "<aggregation> <op> <number>" such as ${rate ? "'rate>0.99'" : "'p(99)<500'"}; supported aggregations: ${rate ? 'rate' : DURATION_AGGREGATIONS}`)
   const [, agg, p, comparator, limit] = m as unknown as [string, string, string | undefined, Comparator, string]
-  if (rate && agg !== 'rate') throw new InvalidThresholdError(`Unsupported aggregation '${agg}' for ${field} (a rate): supported aggregations: rate`)
-  if (!rate && agg === 'rate') throw new InvalidThresholdError(`Unsupported aggregation 'rate' for ${field} (a duration): supported aggregations: ${DURATION_AGGREGATIONS}`)
+  if (rate && agg !== 'rate' && agg !== 'value') throw new InvalidThresholdError(`Unsupported aggregation '${agg}' for ${field} (a rate): supported aggregations: rate, value`)
+  if (!rate && (agg === 'rate' || agg === 'value')) throw new InvalidThresholdError(`Unsupported aggregation 'rate' for ${field} (a duration): supported aggregations: ${DURATION_AGGREGATIONS}`)
   const percentile = p !== undefined ? Number(p) : agg === 'med' ? 50 : undefined
   if (percentile !== undefined && (percentile < 0 || percentile > 100)) throw new InvalidThresholdError(`Invalid percentile p(${p}) for ${field}: expected 0 ≤ p ≤ 100`)
-  return { field, aggregation: agg === 'avg' ? 'mean' : agg, ...(percentile === undefined ? {} : { percentile }), comparator, limit: Number(limit), source: text.trim(), kind: rate ? 'rate' : 'duration' }
+  return { field, aggregation: agg === 'avg' ? 'mean' : agg === 'value' ? 'rate' : agg, ...(percentile === undefined ? {} : { percentile }), comparator, limit: Number(limit), source: text.trim(), kind: rate ? 'rate' : 'duration' }
 }
 
 /** Turns a spec into a flat list of objectives, validating every entry (all problems at once). */

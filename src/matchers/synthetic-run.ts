@@ -27,7 +27,7 @@ export function syntheticRun(rows: Array<{ ttftS?: number; queueS?: number; ok?:
   if (extra.lagP99Ms !== undefined) figures.dispatch_lag_ms = { p50: 0, p99: extra.lagP99Ms, max: extra.lagP99Ms }
   return {
     records,
-    summary: { ...figures, name: 'synthetic', started_at: '2026-01-01T00:00:00.000Z', seed: 1, options: {}, package_version: 'test', target: 'http://127.0.0.1:30001', server_info: undefined, clock: { shared: true, note: '' }, warmup: { sent: 0, failed: 0 }, tokenizer: { kind: 'words', source: 'synthetic', special_tokens: 0, prompts_as: 'text' }, warnings: [], goodput: null },
+    summary: { ...figures, name: 'synthetic', started_at: '2026-01-01T00:00:00.000Z', seed: 1, options: {}, package_version: 'test', target: 'http://127.0.0.1:30001', server_info: undefined, clock: { shared: true, note: '' }, warmup: { sent: 0, failed: 0 }, tokenizer: { kind: 'words', source: 'synthetic', special_tokens: 0, prompts_as: 'text' }, warnings: [], goodput: null, server_metrics: null },
     files: { csv: '/runs/x/requests.csv', json: '/runs/x/summary.json' },
   }
 }

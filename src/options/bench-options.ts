@@ -59,6 +59,8 @@ export const benchOptionsSchema = z.strictObject({
   stallTimeoutMs: positiveMs.default(60_000),
   /** Time allowed until response headers. @default 600000 */
   headersTimeoutMs: positiveMs.default(600_000),
+  /** How often each server's /metrics is sampled into server-metrics.csv; 0 turns sampling off. @default 250 */
+  metricsIntervalMs: z.number({ error: 'expected a number of milliseconds (0 = off)' }).nonnegative({ error: 'expected a number of milliseconds (0 = off)' }).default(250),
   /** Aborts the run; unsent requests are recorded as failed, never dropped. */
   signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
   /** Per-request objectives for goodput in summary.json (the DistServe/vLLM definition), e.g. `{ ttft: { p99: 500 }, tpot: { p99: 50 } }`. */
