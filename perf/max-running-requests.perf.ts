@@ -12,7 +12,7 @@ test('max_running_requests sweep: throughput rises with the batch limit until it
     const run = await benchRequests(worker, { name: `max_running_requests=${maxRunningRequests}`, rate: Number.POSITIVE_INFINITY, requests: 512, seed: 5, dataset: { kind: 'random', inputLen: 128, outputLen: 32 } })
     expect(run.summary.success_rate).toBe(1)
     const m = run.summary.metrics
-    rows.push({ maxRunningRequests, 'req/s': run.summary.request_throughput, 'tok/s': run.summary.output_token_throughput, 'ttft p99 ms': m.ttft?.p99, 'e2e p99 ms': m.total_latency?.p99, 'tpot p50 ms': m.tpot?.p50 })
+    rows.push({ maxRunningRequests, 'req/s': run.summary.request_throughput, 'tok/s': run.summary.output_token_throughput ?? Number.NaN, 'ttft p99 ms': m.ttft?.p99, 'e2e p99 ms': m.total_latency?.p99, 'tpot p50 ms': m.tpot?.p50 })
   }
   console.table(rows.map((r) => Object.fromEntries(Object.entries(r).map(([k, v]) => [k, typeof v === 'number' && !Number.isInteger(v) ? Number(v.toFixed(1)) : v]))))
   const tput = rows.map((r) => r['tok/s'])

@@ -28,9 +28,18 @@ test.skipIf(!existsSync(CHROMIUM))('report.html of a router run opens offline in
     expect(errors).toEqual([])
     expect(requests).toEqual([])
     expect(await page.locator('#timeline').getAttribute('data-drawn')).toBe('40')
-    expect(await page.locator('.uplot').count()).toBe(5)
+    expect(await page.locator('.uplot').count()).toBe(6)
+    // the servers' own running and queued requests, per worker
+    expect(await page.locator('#server-gauges').getAttribute('data-series')).toBe('4')
+    expect(await page.locator('#server-metrics-table').textContent()).toContain('worker-2')
     expect(await page.locator('#hosts-table').textContent()).toContain(topo.workers[0]!.url)
     expect(await page.locator('#legend').textContent()).toContain('queued in server')
+    // a /v1 run: the server reports no queue timestamps, and the report says so instead of drawing a flat 0
+    const v1 = await benchRequests(topo, { api: 'completions', rate: 50, requests: 10, dataset: { kind: 'random', inputLen: 32, outputLen: 8 }, outDir: join(dir, 'v1') })
+    await page.goto(`file://${v1.files.html}`)
+    await page.waitForSelector('.uplot')
+    expect(await page.locator('#overtime .not-reported').textContent()).toContain('waiting in server queues')
+    expect(errors).toEqual([])
   } finally {
     await browser.close()
   }

@@ -119,7 +119,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const json = join(outDir, 'summary.json')
     writeFileSync(json, `${JSON.stringify(summary, null, 2)}\n`)
     const html = join(outDir, 'report.html')
-    writeFileSync(html, htmlReport(opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`, result.records, summary))
+    writeFileSync(html, htmlReport(opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`, result.records, summary, sampled?.series))
     return { records: result.records, summary, files: { csv: csv.path, json, html, ...(sampler === undefined ? {} : { serverMetrics: sampler.path }) } }
   } finally {
     await sampler?.stop().catch(() => undefined)

@@ -11,7 +11,7 @@ export interface CompactSummary {
   total_latency_p99: number | undefined
   pure_queue_time_p99: number | undefined
   request_throughput: number
-  output_token_throughput: number
+  output_token_throughput: number | null
   csv: string
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
   slo: string[]

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type { BenchSummary } from '../bench/bench-run.ts'
 import type { RequestRecord } from '../record/request-record.ts'
+import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { reportData } from './report-data.ts'
 import { REPORT_SCRIPT } from './report-script.ts'
 
@@ -11,6 +12,7 @@ const UPLOT_JS = readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), '
 const UPLOT_CSS = readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8')
 
 const esc = (s: string): string => s.replace(/[&<>"]/gu, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string)
+const tokRate = (v: number | null, what: string): string => (v === null ? `${what} tokens not reported by the server` : `${v.toFixed(0)} ${what} tok/s`)
 const fmt = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(1))
 
 function metricsTable(summary: BenchSummary): string {
@@ -30,7 +32,7 @@ function facts(s: BenchSummary): string {
     ['started', s.started_at],
     ['requests', `${s.requests} (${s.failures} failed, success rate ${(s.success_rate * 100).toFixed(2)}%)`],
     ['rate', `target ${s.target_rate ?? '∞'} · scheduled ${s.scheduled_rate?.toFixed(2) ?? '—'} · achieved ${s.achieved_rate?.toFixed(2) ?? '—'} req/s`],
-    ['throughput', `${s.request_throughput.toFixed(2)} req/s · ${s.input_token_throughput.toFixed(0)} input tok/s · ${s.output_token_throughput.toFixed(0)} output tok/s`],
+    ['throughput', `${s.request_throughput.toFixed(2)} req/s · ${tokRate(s.input_token_throughput, 'input')} · ${tokRate(s.output_token_throughput, 'output')}`],
     ['client', `dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(2)} ms · event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(2)} ms`],
     ['clock', s.clock.note],
     ['server', s.server_info?.['version'] === undefined ? 'version unknown' : String(s.server_info['version'])],
@@ -40,9 +42,21 @@ function facts(s: BenchSummary): string {
   return `<dl>${items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`
 }
 
+function serverMetricsTable(s: BenchSummary): string {
+  const sm = s.server_metrics
+  if (sm === null) return '<p class="not-reported">not sampled (metricsIntervalMs: 0)</p>'
+  const cell = (v: number | undefined): string => (v === undefined ? 'not reported' : String(Number(v.toFixed(3))))
+  const rows = Object.entries(sm.sources).map(([name, o]) => {
+    const p = sm.peaks[name] ?? {}
+    const counted = sm.requests_per_worker?.[name]
+    return `<tr><td>${esc(name)}</td><td>${cell(p['num_running_reqs'])}</td><td>${cell(p['num_queue_reqs'])}</td><td>${cell(p['token_usage'])}</td><td>${cell(counted)}</td><td>${o.samples}</td><td>${esc(o.note ?? '')}</td></tr>`
+  })
+  return `<table id="server-metrics-table"><thead><tr><th>source</th><th>peak running</th><th>peak queued</th><th>peak token usage</th><th>requests it counted</th><th>samples</th><th>note</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+}
+
 /** One self-contained HTML file: stage timeline, percentile chart, concurrency and queue depth, per-worker split. */
-export function htmlReport(title: string, records: readonly RequestRecord[], summary: BenchSummary): string {
-  const data = JSON.stringify(reportData(title, records, summary)).replaceAll('<', '\\u003c')
+export function htmlReport(title: string, records: readonly RequestRecord[], summary: BenchSummary, serverSeries?: MetricsSeries): string {
+  const data = JSON.stringify(reportData(title, records, summary, serverSeries)).replaceAll('<', '\\u003c')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · vitest-llm-perf</title>
 <style>${UPLOT_CSS}
@@ -58,6 +72,7 @@ ${facts(summary)}
 <h2>Request timeline</h2><div id="legend"></div><div><canvas id="timeline"></canvas></div>
 <h2>Latency percentiles</h2><div id="percentiles" class="chart"></div><div id="percentiles-e2e" class="chart"></div><div id="percentiles-token" class="chart"></div>${metricsTable(summary)}
 <h2>Concurrency and server queue depth over time</h2><div id="overtime" class="chart"></div>
+<h2>Running and queued requests per worker (the servers' own /metrics)</h2><div id="server-gauges" class="chart"></div>${serverMetricsTable(summary)}
 <h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}
 <p>Every figure is recomputable from requests.csv: percentiles interpolate linearly between closest ranks (numpy's default).</p>
 <script id="data" type="application/json">${data}</script>

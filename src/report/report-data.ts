@@ -1,4 +1,5 @@
 import type { BenchSummary } from '../bench/bench-run.ts'
+import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 
@@ -14,7 +15,10 @@ export interface ReportData {
   /** Per request, seconds since the run's start (null where unknown), sorted by arrival. */
   requests: { id: string[]; ok: boolean[]; host: string[]; arrival: Num[]; send: Num[]; created: Num[]; qStart: Num[]; qEnd: Num[]; first: Num[]; finish: Num[] }
   percentiles: { p: number[]; series: Record<string, Num[]> }
-  overTime: { t: number[]; concurrency: number[]; queueDepth: number[] }
+  /** queueDepth is null where no request carried server queue timestamps (/v1/*, or no --enable-metrics): not zero. */
+  overTime: { t: number[]; concurrency: number[]; queueDepth: number[] | null }
+  /** The servers' own running and queued requests per worker (server-metrics.csv); null where none reported them. */
+  serverGauges: { t: number[]; running: Record<string, Num[]>; queued: Record<string, Num[]> } | null
   hosts: { name: string[]; count: number[] }
 }
 
@@ -34,7 +38,16 @@ function sampleLevels(events: Array<[number, number]>, grid: number[]): number[]
 }
 
 /** Everything report.html draws, computed here so the page only renders (and a reader can check it). */
-export function reportData(title: string, records: readonly RequestRecord[], summary: BenchSummary): ReportData {
+/** The per-worker gauge columns that some worker did report. */
+function gauges(series: MetricsSeries | undefined): ReportData['serverGauges'] {
+  if (series === undefined) return null
+  const pick = (metric: string): Record<string, Num[]> => Object.fromEntries([...series.values].flatMap(([source, m]) => (m.has(metric) ? [[source, m.get(metric) as Num[]]] : [])))
+  const running = pick('num_running_reqs')
+  const queued = pick('num_queue_reqs')
+  return Object.keys(running).length + Object.keys(queued).length === 0 ? null : { t: series.t, running, queued }
+}
+
+export function reportData(title: string, records: readonly RequestRecord[], summary: BenchSummary, serverSeries?: MetricsSeries): ReportData {
   const rs = [...records].sort((a, b) => a.arrival_time - b.arrival_time)
   const end = Math.max(0, ...rs.map((r) => r.finish_time))
   const grid = Array.from({ length: GRID_POINTS + 1 }, (_, i) => (end * i) / GRID_POINTS)
@@ -63,8 +76,11 @@ export function reportData(title: string, records: readonly RequestRecord[], sum
     overTime: {
       t: grid,
       concurrency: sampleLevels(rs.flatMap((r) => [[r.arrival_time, 1], [r.finish_time, -1]] as Array<[number, number]>), grid),
-      queueDepth: sampleLevels(rs.flatMap((r) => (r.queue_time_start !== undefined && r.queue_time_end !== undefined ? ([[r.queue_time_start, 1], [r.queue_time_end, -1]] as Array<[number, number]>) : [])), grid),
+      queueDepth: rs.some((r) => r.queue_time_start !== undefined && r.queue_time_end !== undefined)
+        ? sampleLevels(rs.flatMap((r) => (r.queue_time_start !== undefined && r.queue_time_end !== undefined ? ([[r.queue_time_start, 1], [r.queue_time_end, -1]] as Array<[number, number]>) : [])), grid)
+        : null,
     },
+    serverGauges: gauges(serverSeries),
     hosts: { name: Object.keys(hostCounts), count: Object.values(hostCounts) },
   }
 }

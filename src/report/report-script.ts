@@ -52,10 +52,27 @@ function percentileChart(el, title, names) {
     names.map((k, i) => ({ label: k, stroke: PALETTE[i % PALETTE.length], width: 1.5 })),
     { scales: { x: { time: false } }, axes: [{ label: 'percentile' }, { label: 'ms' }] });
 }
+function notReported(el, what) {
+  const p = document.createElement('p'); p.className = 'not-reported'; p.textContent = what + ': not reported by the server';
+  el.appendChild(p);
+}
 function overTimeChart(el) {
-  chart(el, 'Concurrency and server queue depth', [D.overTime.t, D.overTime.concurrency, D.overTime.queueDepth],
-    [{ label: 'requests in the system', stroke: '#3c78d8', width: 1.5 }, { label: 'waiting in server queues', stroke: '#e69138', width: 1.5 }],
+  const queue = D.overTime.queueDepth;
+  chart(el, 'Concurrency and server queue depth', [D.overTime.t, D.overTime.concurrency].concat(queue === null ? [] : [queue]),
+    [{ label: 'requests in the system', stroke: '#3c78d8', width: 1.5 }].concat(queue === null ? [] : [{ label: 'waiting in server queues', stroke: '#e69138', width: 1.5 }]),
     { scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: 'requests' }] });
+  if (queue === null) notReported(el, 'waiting in server queues (needs /generate with --enable-metrics)');
+}
+function serverGaugesChart(el) {
+  const G = D.serverGauges;
+  if (G === null) return notReported(el, 'running and queued requests (/metrics)');
+  const names = Object.keys(G.running).concat(Object.keys(G.queued));
+  const data = [G.t].concat(Object.values(G.running), Object.values(G.queued));
+  const series = Object.keys(G.running).map((w, i) => ({ label: w + ' running', stroke: PALETTE[i % PALETTE.length], width: 1.5 }))
+    .concat(Object.keys(G.queued).map((w, i) => ({ label: w + ' queued', stroke: PALETTE[i % PALETTE.length], width: 1.5, dash: [5, 4] })));
+  chart(el, 'Running (solid) and queued (dashed) requests per worker', data, series,
+    { scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: 'requests' }] });
+  el.dataset.series = String(names.length);
 }
 function hostsChart(el) {
   const idx = D.hosts.name.map((_, i) => i);
@@ -68,5 +85,6 @@ percentileChart(document.getElementById('percentiles'), 'Time to first token and
 percentileChart(document.getElementById('percentiles-e2e'), 'End-to-end latency by percentile (ms)', ['total_latency']);
 percentileChart(document.getElementById('percentiles-token'), 'Per-token latency by percentile (ms)', ['tpot', 'itl_max']);
 overTimeChart(document.getElementById('overtime'));
+serverGaugesChart(document.getElementById('server-gauges'));
 hostsChart(document.getElementById('hosts'));
 `

@@ -18,9 +18,10 @@ export interface RunSummary {
   /** Seconds from the run's start to the last finish. */
   duration_s: number
   request_throughput: number
-  input_token_throughput: number
-  output_token_throughput: number
-  total_token_throughput: number
+  /** Token rates from the server's own counts; null where no successful request had them (never a made-up 0). */
+  input_token_throughput: number | null
+  output_token_throughput: number | null
+  total_token_throughput: number | null
   target_rate: number | null
   /** (n − 1) / last arrival: the rate the drawn schedule itself realises. */
   scheduled_rate: number | null
@@ -79,6 +80,8 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
   const output = total(ok, (r) => r.actual_output_tokens)
   const cached = total(ok, (r) => r.cached_tokens)
   const per = (n: number): number => (duration > 0 ? n / duration : 0)
+  const promptKnown = ok.some((r) => r.actual_prompt_tokens !== undefined)
+  const outputKnown = ok.some((r) => r.actual_output_tokens !== undefined)
   return {
     requests: records.length,
     successes: ok.length,
@@ -86,9 +89,9 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     success_rate: records.length > 0 ? ok.length / records.length : 0,
     duration_s: duration,
     request_throughput: per(ok.length),
-    input_token_throughput: per(prompt),
-    output_token_throughput: per(output),
-    total_token_throughput: per(prompt + output),
+    input_token_throughput: promptKnown ? per(prompt) : null,
+    output_token_throughput: outputKnown ? per(output) : null,
+    total_token_throughput: promptKnown && outputKnown ? per(prompt + output) : null,
     target_rate: Number.isFinite(inputs.targetRate) ? inputs.targetRate : null,
     scheduled_rate: rateOver(records.map((r) => r.arrival_time)),
     achieved_rate: rateOver(records.flatMap((r) => (r.router_send_time === undefined ? [] : [r.router_send_time]))),
