@@ -102,6 +102,6 @@ test('a simulated router topology: launches, serves load through the router, and
       expect(argv.indexOf('--max-old-space-size=512')).toBeLessThan(argv.indexOf('sim-server'))
     }
   }
-  const other = await topo.startRouter('shortest_queue')
+  const other = await topo.startRouter('power_of_two')
   expect((await request(`${other.url}/readiness`)).statusCode).toBe(200)
 })

@@ -9,7 +9,7 @@ import { engineOverride } from './engine-override.ts'
 
 /** A topology a test started itself: its description plus what stops it. `await using` stops it at scope end. */
 export interface LaunchedTopology extends TopologyInfo {
-  startRouter(policy: 'cache_aware' | 'round_robin' | 'random' | 'power_of_two' | 'shortest_queue', args?: string[]): Promise<{ url: string; metricsUrl: string; stop: () => Promise<void> }>
+  startRouter(policy: 'cache_aware' | 'round_robin' | 'random' | 'power_of_two', args?: string[]): Promise<{ url: string; metricsUrl: string; stop: () => Promise<void> }>
   /** Exactly these workers are down afterwards (SIGKILL); the others are restarted if they were. */
   setFailed(workers: readonly string[]): Promise<void>
   stop(): Promise<void>

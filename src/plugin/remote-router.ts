@@ -1,7 +1,7 @@
 import { request } from 'undici'
 import type { TopologyInfo } from '../topology/started-topology.ts'
 
-export type Policy = 'cache_aware' | 'round_robin' | 'random' | 'power_of_two' | 'shortest_queue'
+export type Policy = 'cache_aware' | 'round_robin' | 'random' | 'power_of_two'
 
 /**
  * Another router, with another policy, over the already-running workers of a topology that globalSetup

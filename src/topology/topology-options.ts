@@ -21,7 +21,8 @@ const serverSchema = z.strictObject({
 })
 
 const routerSchema = z.strictObject({
-  policy: z.enum(['cache_aware', 'round_robin', 'random', 'power_of_two', 'shortest_queue'], { error: "expected 'cache_aware', 'round_robin', 'random', 'power_of_two' or 'shortest_queue'" }).default('cache_aware'),
+  /** sglang_router.launch_router's --policy (it has no shortest_queue). @default 'cache_aware' */
+  policy: z.enum(['cache_aware', 'round_robin', 'random', 'power_of_two'], { error: "expected 'cache_aware', 'round_robin', 'random' or 'power_of_two'" }).default('cache_aware'),
   args: stringList.default([]),
   env: env.default({}),
 })

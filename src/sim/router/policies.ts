@@ -59,7 +59,6 @@ export function makePolicy(cfg: RouterConfig): Policy {
         const b = workers[random.int(0, workers.length - 1)] as RouterWorker
         return b.inFlight < a.inFlight ? b : a
       }
-    case 'shortest_queue':
     case 'least_load':
       return (workers) => leastLoaded(workers)
     case 'cache_aware':

@@ -2,7 +2,8 @@ import { z } from 'zod'
 import { InvalidOptionError } from '../../errors.ts'
 import { intFlag, numberFlag, parseFlags, type FlagSpec } from '../shared/parse-flags.ts'
 
-export const POLICIES = ['cache_aware', 'round_robin', 'random', 'power_of_two', 'shortest_queue', 'least_load'] as const
+/** sglang_router's policies (and smg's least_load); SGLang's router has no shortest_queue, so neither do we. */
+export const POLICIES = ['cache_aware', 'round_robin', 'random', 'power_of_two', 'least_load'] as const
 
 const STRING_FLAGS = [
     'host', 'port', 'policy', 'prometheus-port', 'prometheus-host', 'cache-threshold', 'balance-abs-threshold', 'balance-rel-threshold',
