@@ -70,7 +70,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const clock = startRunClock()
     const startedAt = new Date(clock.startEpochS * 1000).toISOString()
     const sources = metricsSources(target)
-    sampler = opts.metricsIntervalMs > 0 ? new MetricsSampler({ sources, path: join(outDir, 'server-metrics.csv'), nowMs: clock.nowMs, intervalMs: opts.metricsIntervalMs, workerName: workerNamer(target) }) : undefined
+    sampler = opts.metricsIntervalMs > 0 ? new MetricsSampler({ sources, path: join(outDir, 'server-metrics.csv'), nowMs: clock.nowMs, intervalMs: opts.metricsIntervalMs, workerName: workerNamer(target), gpus: target.gpus }) : undefined
     sampler?.start()
     const hooks = timeline.map((h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)))
     loopDelay.enable()
@@ -109,7 +109,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       tokenizer: { kind: tokenizer.kind, source: tokenizer.source, special_tokens: tokenizer.specialTokens, prompts_as: items.some((i) => Array.isArray(i.prompt)) ? 'ids' : 'text' },
       warnings,
       goodput: null,
-      server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled.series, sampled.outcomes, opts.metricsIntervalMs),
+      server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
     if (opts.slo !== undefined) {

@@ -6,6 +6,8 @@ export interface BenchTarget {
   /** The served model: a local directory holding tokenizer.json gives exact prompt lengths (`tokenizer: 'auto'`). */
   model?: string
   control?: { url: string; token: string }
+  /** GPU ids the servers run on (a topology on GPUs): sampled with nvidia-smi during the run. */
+  gpus?: readonly number[]
   /** The router in front of the workers: its Prometheus endpoint is sampled when the load goes through it. */
   router?: { url: string; metricsUrl: string }
   /** A topology launched in this process fails and restores its workers directly. */

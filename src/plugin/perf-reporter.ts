@@ -16,7 +16,7 @@ export function rowCells(r: TableRow): string[] {
   const s = r.run
   const slo = s.slo.length === 0 ? (r.state === 'passed' ? '—' : r.state) : s.slo.join(' ')
   return [
-    `${r.state === 'passed' ? '✓' : r.state === 'failed' ? '✗' : '·'} ${r.test}${s.name === undefined ? '' : ` [${s.name}]`}`,
+    `${r.state === 'passed' ? '✓' : r.state === 'failed' ? '✗' : '·'} ${r.test}${s.name === undefined ? '' : ` [${s.name}]`}${s.lengths === 'words' ? ' (lengths in words: no tokenizer)' : ''}`,
     s.target_rate === null ? 'inf' : String(s.target_rate),
     String(s.requests),
     `${(s.success_rate * 100).toFixed(1)}%`,

@@ -13,6 +13,8 @@ export interface CompactSummary {
   request_throughput: number
   output_token_throughput: number | null
   csv: string
+  /** 'words' when no tokenizer was found and prompt lengths are words, not tokens. */
+  lengths: 'tokens' | 'words'
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
   slo: string[]
 }
@@ -41,6 +43,7 @@ export function compactSummary(run: BenchRun): CompactSummary {
     request_throughput: run.summary.request_throughput,
     output_token_throughput: run.summary.output_token_throughput,
     csv: run.files.csv,
+    lengths: run.summary.tokenizer.kind === 'words' ? 'words' : 'tokens',
     slo: [],
   }
 }

@@ -2,6 +2,7 @@ import { createWriteStream, type WriteStream } from 'node:fs'
 import { once } from 'node:events'
 import { Pool } from 'undici'
 import { stringify, type Stringifier } from 'csv-stringify'
+import { GpuSampler } from './gpu-sampler.ts'
 import { routerValues, workerValues } from './metric-map.ts'
 
 /** Where one server's /metrics is read: a worker (SGLang, vLLM, llama.cpp) or the router's Prometheus port. */
@@ -18,6 +19,13 @@ export interface MetricsSeries {
   values: Map<string, Map<string, Array<number | null>>>
   /** Per source and tick: whether /metrics answered (a metric absent from an answer was not yet created). */
   answered: Map<string, boolean[]>
+}
+
+export interface SampledRun {
+  series: MetricsSeries
+  outcomes: Map<string, SourceOutcome>
+  /** The topology's GPUs (nvidia-smi), where it ran on GPUs: peaks per gpuN, or why they were not read. */
+  gpus: { peaks: Record<string, Record<string, number>>; note: string | undefined } | null
 }
 
 export interface SourceOutcome {
@@ -49,9 +57,12 @@ export class MetricsSampler {
   #timer: NodeJS.Timeout | undefined
   #busy = false
   #pending: Promise<void> = Promise.resolve()
-  #stopped: Promise<{ series: MetricsSeries; outcomes: Map<string, SourceOutcome> }> | undefined
+  #stopped: Promise<SampledRun> | undefined
+  readonly #gpus: readonly number[]
+  #gpuSampler: GpuSampler | undefined
 
-  constructor(init: { sources: MetricsSource[]; path: string; nowMs: () => number; intervalMs: number; workerName: (url: string) => string }) {
+  constructor(init: { sources: MetricsSource[]; path: string; nowMs: () => number; intervalMs: number; workerName: (url: string) => string; gpus?: readonly number[] | undefined }) {
+    this.#gpus = init.gpus ?? []
     this.path = init.path
     this.#sources = init.sources
     this.#nowMs = init.nowMs
@@ -65,19 +76,21 @@ export class MetricsSampler {
   }
 
   start(): void {
+    if (this.#gpus.length > 0) this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (row) => this.#csv.write(row))
     this.#tick()
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs)
     this.#timer.unref()
   }
 
   /** One last sample after the run (counters then include every finished request), then the file is closed. */
-  stop(): Promise<{ series: MetricsSeries; outcomes: Map<string, SourceOutcome> }> {
+  stop(): Promise<SampledRun> {
     this.#stopped ??= this.#finish()
     return this.#stopped
   }
 
-  async #finish(): Promise<{ series: MetricsSeries; outcomes: Map<string, SourceOutcome> }> {
+  async #finish(): Promise<SampledRun> {
     clearInterval(this.#timer)
+    const gpus = (await this.#gpuSampler?.stop()) ?? null
     await this.#pending
     this.#busy = false
     this.#tick()
@@ -85,7 +98,7 @@ export class MetricsSampler {
     this.#csv.end()
     await once(this.#out, 'close')
     await Promise.allSettled([...this.#pools.values()].map((p) => p.close()))
-    return { series: this.#series, outcomes: this.#outcomes }
+    return { series: this.#series, outcomes: this.#outcomes, gpus }
   }
 
   /** A tick whose predecessor is still waiting on a slow server is skipped, not stacked. */

@@ -1,4 +1,4 @@
-import type { MetricsSeries, MetricsSource, SourceOutcome } from './metrics-sampler.ts'
+import type { MetricsSource, SampledRun, SourceOutcome } from './metrics-sampler.ts'
 
 /** Gauges that `toMeetSlo` gates as `peak_<name>` (e.g. `peak_num_queue_reqs: { max: 32 }`). */
 export const GATED_GAUGES = ['num_running_reqs', 'num_queue_reqs', 'token_usage'] as const
@@ -18,6 +18,8 @@ export interface ServerMetricsSummary {
    * per-worker figures that hold behind a real router, which does not say which worker served a request.
    */
   requests_per_worker: Record<string, number> | null
+  /** Topologies on GPUs: each GPU's peak utilisation (%), memory used (MiB) and power (W) from nvidia-smi; null without GPUs. */
+  gpus: { peaks: Record<string, Record<string, number>>; note: string | undefined } | null
 }
 
 const max = (xs: Array<number | null>): number | undefined => {
@@ -43,7 +45,7 @@ function increase(xs: Array<number | null>, answered: readonly boolean[]): numbe
   return total
 }
 
-export function summariseServerMetrics(sources: readonly MetricsSource[], series: MetricsSeries, outcomes: Map<string, SourceOutcome>, intervalMs: number): ServerMetricsSummary {
+export function summariseServerMetrics(sources: readonly MetricsSource[], { series, outcomes, gpus }: SampledRun, intervalMs: number): ServerMetricsSummary {
   const peaks: ServerMetricsSummary['peaks'] = {}
   for (const [source, metrics] of series.values) {
     peaks[source] = {}
@@ -56,5 +58,5 @@ export function summariseServerMetrics(sources: readonly MetricsSource[], series
   const peak = Object.fromEntries(GATED_GAUGES.map((g) => [g, max(workers.map((w) => peaks[w]?.[g] ?? null)) ?? null])) as Record<GatedGauge, number | null>
   const counted = workers.filter((w) => series.values.get(w)?.has('num_requests_total'))
   const requests_per_worker = counted.length === 0 ? null : Object.fromEntries(counted.map((w) => [w, increase(series.values.get(w)?.get('num_requests_total') ?? [], series.answered.get(w) ?? [])]))
-  return { interval_ms: intervalMs, sources: Object.fromEntries(outcomes), peaks, peak, requests_per_worker }
+  return { interval_ms: intervalMs, sources: Object.fromEntries(outcomes), peaks, peak, requests_per_worker, gpus }
 }

@@ -1,7 +1,7 @@
 import { launchWithFreePort } from '../launch/launch-with-port.ts'
 import { freePort } from '../launch/free-port.ts'
 import type { StartedServer } from '../launch/started-server.ts'
-import { routerSpec, type Engine, type SpecContext } from './launch-specs.ts'
+import { gpusFor, routerSpec, type Engine, type SpecContext } from './launch-specs.ts'
 import type { ResolvedTopologyOptions } from './topology-options.ts'
 import type { TopologyWorker } from './topology-worker.ts'
 
@@ -13,6 +13,8 @@ export interface TopologyInfo {
   url: string
   /** `pid` is the launched server's process (absent for attached ones): for perf, py-spy or taskset. */
   workers: Array<{ name: string; url: string; pid?: number }>
+  /** The GPUs its launched servers were given (engines sglang and command); absent under the simulator. */
+  gpus?: number[]
   /** The topology's `model`, where set (its tokenizer.json is read for exact prompt lengths). */
   model?: string
   router?: { url: string; metricsUrl: string }
@@ -55,6 +57,7 @@ export class StartedTopology {
       engine: this.engine,
       url: this.url,
       ...(this.#options.model === undefined ? {} : { model: this.#options.model }),
+      ...(this.engine === 'sglang' || this.engine === 'command' ? { gpus: this.workers.flatMap((_, i) => gpusFor(this.#options, i)) } : {}),
       workers: this.workers.map((w) => ({ name: w.name, url: w.url, ...(w.server === undefined ? {} : { pid: w.server.pid }) })),
       logFiles: [...this.workers.flatMap((w) => (w.server === undefined ? [] : [w.server.logFile])), ...(this.router === undefined ? [] : [this.router.logFile])],
       ...(routerUrl === undefined ? {} : { router: { url: routerUrl, metricsUrl: this.routerMetricsUrl ?? '' } }),
