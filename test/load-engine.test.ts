@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { benchRequests, DESIGN_COLUMNS, CSV_COLUMNS } from '../src/index.ts'
+import { benchRequests, DESIGN_COLUMNS, CSV_COLUMNS, percentileSorted } from '../src/index.ts'
 import { buildDataset as build } from '../src/dataset/build-dataset.ts'
 import type { ResolvedDataset } from '../src/options/dataset-options.ts'
 import { wordsTokenizer } from '../src/tokenizer/words-tokenizer.ts'
@@ -71,6 +71,14 @@ describe('against a simulated SGLang worker', () => {
     expect(JSON.parse(summary).goodput).toMatchObject({ fraction: 1, slo: { ttft: { p99: 5000 } } })
     expect(JSON.parse(summary)).toMatchObject({ seed: 1, clock: { shared: true }, server_info: { version: expect.stringMatching(/^sim-/u) }, options: { apiKey: '(set, not recorded)' } })
     expect(summary + readFileSync(run.files.csv, 'utf8')).not.toContain('sk-test-key')
+    // every percentile in summary.json is what numpy gives over the CSV's column: np.percentile(df.ttft, p) * 1000
+    const header = (csv[0] as string).split(',')
+    for (const column of ['ttft', 'pure_queue_time', 'total_latency', 'tpot', 'client_ttft'] as const) {
+      const at = header.indexOf(column)
+      const sorted = Float64Array.from(csv.slice(1).map((line) => Number(line.split(',')[at]))).sort()
+      const json = JSON.parse(summary).metrics[column]
+      for (const p of [50, 90, 99] as const) expect(percentileSorted(sorted, p) * 1000, `${column} p${p}`).toBe(json[`p${p}`])
+    }
   })
 
   test('without the API key every request fails with the server’s 401, and no row is lost', async () => {
@@ -94,6 +102,7 @@ describe('against a simulated SGLang worker', () => {
       expect(r.requested_prompt_tokens).toBe(12)
     }
     expect(run.summary.tokenizer).toMatchObject({ kind: 'server', prompts_as: api === 'chat' ? 'text' : 'ids' })
+    expect(run.summary.lengths.prompt).toMatchObject(api === 'chat' ? { exact: null, differing: null } : { exact: 6, differing: 0 })
     if (api !== 'generate') expect(run.summary.server_timestamps).toEqual({ none: 6 })
     expect(run.summary.warnings).toEqual([])
   })

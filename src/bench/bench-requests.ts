@@ -92,6 +92,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       records: result.records,
       targetRate: opts.rate,
       waitedForSlot: result.waitedForSlot,
+      chat: opts.api === 'chat',
       eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
     })
     const context: RunContext = {

@@ -37,6 +37,16 @@ export interface RunSummary {
   errors_by_type: Record<string, number>
   server_timestamps: Record<string, number>
   cache_hit_rate: number | null
+  /**
+   * Requested vs actual lengths (tokens), over successful requests: the prompts as built and as the server
+   * counted them, the outputs as asked and as produced. `exact` counts prompts the server counted as built.
+   */
+  lengths: {
+    prompt: { requested: Distribution | null; actual: Distribution | null; exact: number | null; differing: number | null }
+    output: { requested: Distribution | null; actual: Distribution | null; short: number }
+  }
+  /** Successful rows with a `warning` (short output, another prompt length). */
+  rows_with_warnings: number
 }
 
 export interface SummaryInputs {
@@ -44,6 +54,8 @@ export interface SummaryInputs {
   targetRate: number
   eventLoopDelayMs: LagSummary
   waitedForSlot: number
+  /** Chat prompts carry the server's template tokens: requested and actual are not compared. */
+  chat?: boolean
 }
 
 const count = <T>(items: readonly T[], key: (t: T) => string | undefined): Record<string, number> => {
@@ -62,6 +74,21 @@ const rateOver = (times: number[]): number | null => {
   if (times.length < 2) return null
   const span = Math.max(...times) - Math.min(...times)
   return span > 0 ? (times.length - 1) / span : null
+}
+
+const known = (rows: readonly RequestRecord[], pick: (r: RequestRecord) => number | undefined): Distribution | null =>
+  distribution(rows.flatMap((r) => {
+    const v = pick(r)
+    return v === undefined ? [] : [v]
+  })) ?? null
+
+function lengths(ok: readonly RequestRecord[], chat: boolean): RunSummary['lengths'] {
+  const both = ok.filter((r) => r.requested_prompt_tokens !== undefined && r.actual_prompt_tokens !== undefined)
+  const exact = both.filter((r) => r.requested_prompt_tokens === r.actual_prompt_tokens).length
+  return {
+    prompt: { requested: known(ok, (r) => r.requested_prompt_tokens), actual: known(ok, (r) => r.actual_prompt_tokens), exact: chat ? null : exact, differing: chat ? null : both.length - exact },
+    output: { requested: known(ok, (r) => r.expected_output_length), actual: known(ok, (r) => r.actual_output_tokens), short: ok.filter((r) => r.actual_output_tokens !== undefined && r.actual_output_tokens < r.expected_output_length).length },
+  }
 }
 
 export function summariseRun(inputs: SummaryInputs): RunSummary {
@@ -104,5 +131,7 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     errors_by_type: count(records, (r) => r.error_type),
     server_timestamps: count(records, (r) => r.server_timestamps),
     cache_hit_rate: prompt > 0 && ok.some((r) => r.cached_tokens !== undefined) ? cached / prompt : null,
+    lengths: lengths(ok, inputs.chat === true),
+    rows_with_warnings: ok.filter((r) => r.warning !== undefined).length,
   }
 }
