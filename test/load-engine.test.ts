@@ -112,7 +112,7 @@ describe('against a simulated SGLang worker', () => {
     expect(run.records).toHaveLength(20)
     expect(run.summary.waited_for_slot).toBe(16)
     expect(run.summary.concurrency.max).toBe(20)
-    const sends = run.records.map((r) => [r.router_send_time as number, r.finish_time] as const)
+    const sends = run.records.map((r) => [r.router_send_time as number, r.finish_time as number] as const)
     const overlapping = Math.max(...sends.map(([s]) => sends.filter(([a, b]) => a <= s && b > s).length))
     expect(overlapping).toBeLessThanOrEqual(4)
     expect(run.summary.metrics.queue_time_in_router?.max).toBeGreaterThan(50)

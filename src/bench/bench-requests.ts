@@ -2,10 +2,12 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { Pool } from 'undici'
+import { interceptors, Pool } from 'undici'
 import { buildDataset } from '../dataset/build-dataset.ts'
 import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
 import { validateBenchOptions, type BenchOptions } from '../options/bench-options.ts'
+import { describeValue } from '../options/format-issues.ts'
+import { InvalidOptionError, InvalidThresholdError } from '../errors.ts'
 import { startRunClock } from '../record/clock.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
@@ -33,8 +35,7 @@ const LOOP_RESOLUTION_MS = 1
  * socket opens; a failing server becomes failed rows, never an exception.
  */
 export async function benchRequests(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
-  const opts = validateBenchOptions(options)
-  if (opts.slo !== undefined) normalizeSpec(opts.slo as SloSpec)
+  const opts = validateEverything(target, options)
   const where = resolveTarget(target)
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
   const { items, tokenizer, inexactPrompts } = await datasetFor(opts, target, headers)
@@ -58,7 +59,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const [serverInfo, model] = await Promise.all([probeServerInfo(pool), opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool))])
     const body = { api: opts.api, stream: opts.stream, model, temperature: opts.temperature, extraBody: opts.extraBody }
     const clockForWarmup = startRunClock()
-    const send = { pool, api: opts.api, stream: opts.stream, headers, stallTimeoutMs: opts.stallTimeoutMs, headersTimeoutMs: opts.headersTimeoutMs, signal: opts.signal, nowMs: clockForWarmup.nowMs }
+    const secrets = [opts.apiKey ?? '', ...Object.entries(headers).flatMap(([k, v]) => (/^(authorization|x-api-key|api-key)$/iu.test(k) ? [v, v.replace(/^Bearer\s+/iu, '')] : []))]
+    const send = { pool: pool.compose(interceptors.decompress()), maxLineBytes: opts.maxLineBytes, secrets, api: opts.api, stream: opts.stream, headers, stallTimeoutMs: opts.stallTimeoutMs, headersTimeoutMs: opts.headersTimeoutMs, signal: opts.signal, nowMs: clockForWarmup.nowMs }
     const warmup = await runWarmup(send, body, items, opts.warmup, where.host)
     if (warmup.failed > 0) warnings.push(`${warmup.failed} of ${warmup.sent} warm-up requests failed`)
     if (opts.flushCache) {
@@ -126,6 +128,33 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     await sampler?.stop().catch(() => undefined)
     await pool.close().catch(() => pool.destroy())
   }
+}
+
+/**
+ * The options, the SLO spec, the failure schedule and the target, checked together: one error names every
+ * problem, before any socket opens.
+ */
+function validateEverything(target: BenchTarget, options: BenchOptions): ReturnType<typeof validateBenchOptions> {
+  const problems: string[] = []
+  const attempt = <T>(check: () => T): T | undefined => {
+    try {
+      return check()
+    } catch (err) {
+      if (err instanceof InvalidOptionError) problems.push(...err.problems)
+      else if (err instanceof InvalidThresholdError) problems.push(...err.message.split('\n').map((line) => `\`slo\`: ${line}`))
+      else throw err
+      return undefined
+    }
+  }
+  const opts = attempt(() => validateBenchOptions(options))
+  const raw = (options ?? {}) as { slo?: unknown; failures?: unknown }
+  if (raw.slo !== undefined && typeof raw.slo === 'object' && raw.slo !== null) attempt(() => normalizeSpec(raw.slo as SloSpec))
+  if (raw.failures !== undefined && typeof raw.failures === 'object' && raw.failures !== null) attempt(() => failureHooks(raw.failures as Record<string, Array<string | number>>, target, 1))
+  if (typeof target?.url !== 'string' || !URL.canParse(target.url) || !/^https?:$/u.test(new URL(target.url).protocol)) {
+    problems.push(`\`target.url\`: expected an http(s) URL such as 'http://127.0.0.1:30000', got ${describeValue(target?.url)}`)
+  }
+  if (problems.length > 0 || opts === undefined) throw new InvalidOptionError('benchRequests options', problems)
+  return opts
 }
 
 /** Each worker's /metrics (the target itself when it names none) and the router's, when the load goes through it. */

@@ -112,7 +112,6 @@ function abandon(inp: RunLoopInputs, fired: number, queued: Observation[], finis
   for (let i = fired; i < inp.items.length; i++) unsent.push(observe(inp, i, 0))
   for (const obs of unsent) {
     obs.error = `aborted before it was sent${reason}`
-    obs.finishMs = Math.max(now, obs.arrivalMs)
     finish(obs, 'aborted')
   }
 }

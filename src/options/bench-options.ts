@@ -57,6 +57,8 @@ export const benchOptionsSchema = z.strictObject({
   temperature: z.number().min(0).default(0),
   /** A stream with no bytes for this long fails with a stall error. @default 60000 */
   stallTimeoutMs: positiveMs.default(60_000),
+  /** An SSE line longer than this (characters) fails its request as malformed. @default 8388608 (8 MiB) */
+  maxLineBytes: z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' }).default(8 * 1024 * 1024),
   /** Time allowed until response headers. @default 600000 */
   headersTimeoutMs: positiveMs.default(600_000),
   /** How often each server's /metrics is sampled into server-metrics.csv; 0 turns sampling off. @default 250 */

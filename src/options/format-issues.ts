@@ -15,7 +15,9 @@ export function describeValue(value: unknown): string {
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
   return issues.map((issue) => {
     const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(options)'
-    const got = 'input' in issue ? `, got ${describeValue(issue.input)}` : ''
+    // zod reports a bad discriminator with the whole object as input: the user wrote `kind: 'randm'`, say that
+    const input = 'input' in issue && issue.path.at(-1) === 'kind' && typeof issue.input === 'object' && issue.input !== null && 'kind' in issue.input ? (issue.input as { kind: unknown }).kind : issue.input
+    const got = 'input' in issue ? `, got ${describeValue(input)}` : ''
     return `\`${path}\`: ${issue.message}${got}`
   })
 }

@@ -5,7 +5,7 @@ import type { BenchTarget } from '../bench/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
 import type { TopologyInfo } from '../topology/started-topology.ts'
 import type { TopologyOptions } from '../topology/topology-options.ts'
-import { testArtifactDir } from './artifact-dir.ts'
+import { claimArtifactDir, testArtifactDir } from './artifact-dir.ts'
 import { launchTopology, type LaunchedTopology } from './launch-topology.ts'
 import { postProgress } from './progress-channel.ts'
 import type { LlmPerfContext } from './provided-context.ts'
@@ -37,7 +37,7 @@ function extendTest() {
         logged.add(path)
         await annotate(`server log ${path}`, 'llm-perf:log')
       }
-      const dir = testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name)
+      const dir = claimArtifactDir(testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name), task.id)
       const outDir = options.outDir ?? (runs++ === 0 ? dir : `${dir}/run-${runs}`)
       const run = await runBench(target, {
         signal,
@@ -54,7 +54,7 @@ function extendTest() {
   })
   .extend('launchTopology', ({ llmPerf, task, onTestFinished }) => {
     return async (name: string, options: TopologyOptions): Promise<LaunchedTopology> => {
-      const logDir = testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name)
+      const logDir = claimArtifactDir(testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name), task.id)
       const topo = await launchTopology(name, options, { logDir: `${logDir}/servers` })
       onTestFinished(() => topo.stop())
       return topo

@@ -26,9 +26,9 @@ export interface RequestRecord {
   queue_time_start: number | undefined
   queue_time_end: number | undefined
   server_first_token_time: number | undefined
-  finish_time: number
+  finish_time: number | undefined
   server_latency: number | undefined
-  total_latency: number
+  total_latency: number | undefined
   ttft: number | undefined
   queue_time_in_router: number | undefined
   queue_time_in_server: number | undefined
@@ -75,7 +75,7 @@ export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSecond
   const qStart = onRunAxis(s.queue_time_start)
   const qEnd = onRunAxis(s.queue_time_end)
   const firstToken = onRunAxis(s.server_first_token_time)
-  const finish = toMicros(obs.finishMs / 1000)
+  const finish = seconds(obs.finishMs)
   const clientFirst = seconds(obs.firstTokenMs)
   const outTokens = obs.completionTokens
   return {
@@ -99,7 +99,7 @@ export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSecond
     server_first_token_time: firstToken,
     finish_time: finish,
     server_latency: diff(finish, send),
-    total_latency: toMicros(finish - arrival),
+    total_latency: diff(finish, arrival),
     ttft: diff(firstToken, arrival),
     queue_time_in_router: diff(send, arrival),
     queue_time_in_server: diff(firstToken, created),
@@ -108,7 +108,7 @@ export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSecond
     client_ttft: diff(clientFirst, arrival),
     prefill_time: diff(firstToken, qEnd),
     network_time: diff(created, send),
-    tpot: outTokens !== undefined && outTokens > 1 && clientFirst !== undefined ? toMicros((finish - clientFirst) / (outTokens - 1)) : undefined,
+    tpot: outTokens !== undefined && outTokens > 1 && clientFirst !== undefined && finish !== undefined ? toMicros((finish - clientFirst) / (outTokens - 1)) : undefined,
     itl_mean: obs.itlCount > 0 ? toMicros(obs.itlSumMs / obs.itlCount / 1000) : undefined,
     itl_max: obs.itlCount > 0 ? toMicros(obs.itlMaxMs / 1000) : undefined,
     decode_time: diff(finish, clientFirst),

@@ -49,7 +49,7 @@ function gauges(series: MetricsSeries | undefined): ReportData['serverGauges'] {
 
 export function reportData(title: string, records: readonly RequestRecord[], summary: BenchSummary, serverSeries?: MetricsSeries): ReportData {
   const rs = [...records].sort((a, b) => a.arrival_time - b.arrival_time)
-  const end = Math.max(0, ...rs.map((r) => r.finish_time))
+  const end = Math.max(0, ...rs.map((r) => r.finish_time ?? r.arrival_time))
   const grid = Array.from({ length: GRID_POINTS + 1 }, (_, i) => (end * i) / GRID_POINTS)
   const series: Record<string, Num[]> = {}
   for (const metric of REPORT_METRICS) {
@@ -70,12 +70,12 @@ export function reportData(title: string, records: readonly RequestRecord[], sum
       qStart: rs.map((r) => n(r.queue_time_start)),
       qEnd: rs.map((r) => n(r.queue_time_end)),
       first: rs.map((r) => n(r.server_first_token_time ?? (r.client_ttft === undefined ? undefined : r.arrival_time + r.client_ttft))),
-      finish: rs.map((r) => r.finish_time),
+      finish: rs.map((r) => n(r.finish_time)),
     },
     percentiles: { p: PERCENTILES, series },
     overTime: {
       t: grid,
-      concurrency: sampleLevels(rs.flatMap((r) => [[r.arrival_time, 1], [r.finish_time, -1]] as Array<[number, number]>), grid),
+      concurrency: sampleLevels(rs.flatMap((r) => (r.finish_time === undefined ? [] : ([[r.arrival_time, 1], [r.finish_time, -1]] as Array<[number, number]>))), grid),
       queueDepth: rs.some((r) => r.queue_time_start !== undefined && r.queue_time_end !== undefined)
         ? sampleLevels(rs.flatMap((r) => (r.queue_time_start !== undefined && r.queue_time_end !== undefined ? ([[r.queue_time_start, 1], [r.queue_time_end, -1]] as Array<[number, number]>) : [])), grid)
         : null,

@@ -23,7 +23,7 @@ function drawTimeline(canvas) {
   canvas.style.width = width + 'px'; canvas.style.height = height + 'px';
   const ctx = canvas.getContext('2d'); ctx.scale(ratio, ratio);
   const left = 48, right = 8, top = 8, bottom = 24;
-  const end = Math.max(...R.finish, 1e-9);
+  const end = Math.max(...R.finish.map((f, i) => f ?? R.arrival[i]), 1e-9);
   const x = (t) => left + (t / end) * (width - left - right);
   const rowH = (height - top - bottom) / Math.max(n, 1);
   ctx.fillStyle = '#fff'; ctx.fillRect(0, 0, width, height);
@@ -34,7 +34,7 @@ function drawTimeline(canvas) {
       if (t0 === null || t1 === null || t1 < t0) continue;
       ctx.fillStyle = color; ctx.fillRect(x(t0), y, Math.max(x(t1) - x(t0), 0.5), h);
     }
-    if (!R.ok[i]) { ctx.fillStyle = '#cc0000'; ctx.fillRect(x(R.finish[i]) - 1.5, y, 3, Math.max(h, 2)); }
+    if (!R.ok[i]) { ctx.fillStyle = '#cc0000'; ctx.fillRect(x(R.finish[i] ?? R.arrival[i]) - 1.5, y, 3, Math.max(h, 2)); }
   }
   ctx.fillStyle = '#333'; ctx.font = '11px sans-serif';
   for (let k = 0; k <= 5; k++) { const t = (end * k) / 5; ctx.fillText(t.toFixed(2) + ' s', x(t) - 12, height - 6); }

@@ -18,6 +18,11 @@ export class IncompleteStreamError extends Error {
   override name = 'IncompleteStreamError'
 }
 
+/** One SSE line over `maxLineBytes`. */
+export class LineTooLongError extends Error {
+  override name = 'LineTooLongError'
+}
+
 /** A 200 that ended normally but generated nothing and gave no reason: never a success. */
 export class EmptyResponseError extends Error {
   override name = 'EmptyResponseError'
@@ -38,14 +43,17 @@ export interface ClassifiedError {
 }
 
 /** Classifies by error class and `code`, never by message text (undici's codes are its stable API). */
-export function classifyError(err: unknown, ctx: { stallTimeoutMs: number; headersTimeoutMs: number; chunks: number }): ClassifiedError {
+export function classifyError(err: unknown, ctx: { stallTimeoutMs: number; headersTimeoutMs: number; chunks: number; maxLineBytes?: number }): ClassifiedError {
   if (err instanceof HttpStatusError) return { type: 'http', message: err.message }
   if (err instanceof PayloadError) return { type: 'payload', message: err.message }
   if (err instanceof IncompleteStreamError) return { type: 'incomplete', message: err.message }
   if (err instanceof EmptyResponseError) return { type: 'empty', message: err.message }
+  if (err instanceof LineTooLongError) return { type: 'malformed', message: err.message }
   if (err instanceof SyntaxError) return { type: 'malformed', message: `malformed JSON in response: ${err.message}` }
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } }
   const code = e.code ?? e.cause?.code
+  // undici's HTTP parser: a response that is not valid HTTP
+  if (e.name === 'HTTPParserError' || code?.startsWith('HPE_') === true) return { type: 'malformed', message: `malformed HTTP response${code === undefined ? '' : ` (${code})`}: ${e.message ?? ''}` }
   switch (code) {
     case 'ECONNREFUSED':
       return { type: 'refused', message: 'connection refused' }

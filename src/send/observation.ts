@@ -20,7 +20,8 @@ export interface Observation {
   headersMs: number | undefined
   firstTokenMs: number | undefined
   lastTokenMs: number | undefined
-  finishMs: number
+  /** When the client received the end of the response; undefined for a request never sent. */
+  finishMs: number | undefined
   httpStatus: number | undefined
   host: string
   success: boolean
@@ -49,7 +50,7 @@ export function newObservation(init: Pick<Observation, 'index' | 'reqId' | 'inpu
     headersMs: undefined,
     firstTokenMs: undefined,
     lastTokenMs: undefined,
-    finishMs: init.arrivalMs,
+    finishMs: undefined,
     httpStatus: undefined,
     success: false,
     error: undefined,

@@ -1,13 +1,14 @@
 import { createParser, type ParseError } from 'eventsource-parser'
-import type { Pool } from 'undici'
+import type { Dispatcher } from 'undici'
 import { interpretPayload, PayloadError } from './chunk-interpreter.ts'
-import { classifyError, EmptyResponseError, errorDetail, HttpStatusError, IncompleteStreamError, type ErrorType } from './classify-error.ts'
+import { classifyError, EmptyResponseError, errorDetail, HttpStatusError, IncompleteStreamError, LineTooLongError, type ErrorType } from './classify-error.ts'
 import type { Observation } from './observation.ts'
 import { API_PATHS, type Api } from './request-body.ts'
 import { WORKER_HEADER } from './worker-header.ts'
 
 export interface SendContext {
-  pool: Pool
+  /** The target's pool, composed with undici's decompress interceptor (a server may gzip unasked). */
+  pool: Dispatcher
   api: Api
   stream: boolean
   headers: Record<string, string>
@@ -15,6 +16,17 @@ export interface SendContext {
   headersTimeoutMs: number
   signal: AbortSignal | undefined
   nowMs: () => number
+  /** An SSE line longer than this fails the request as malformed (one server line must not fill the client's memory). */
+  maxLineBytes: number
+  /** Masked as *** in every error text: the API key and Authorization values a server may echo. */
+  secrets: readonly string[]
+}
+
+/** Replaces every secret in `text`: a 401 that repeats `Bearer <key>` must not put the key in requests.csv. */
+export function maskSecrets(text: string, secrets: readonly string[]): string {
+  let out = text
+  for (const s of secrets) if (s.length > 0) out = out.replaceAll(s, '***')
+  return out
 }
 
 
@@ -53,9 +65,11 @@ export async function sendRequest(ctx: SendContext, body: Record<string, unknown
     obs.success = true
     return undefined
   } catch (err) {
-    const classified = classifyError(err, { stallTimeoutMs: ctx.stallTimeoutMs, headersTimeoutMs: ctx.headersTimeoutMs, chunks: obs.chunks })
+    const classified = ctx.signal?.aborted
+      ? { type: 'aborted' as const, message: `aborted by the client${ctx.signal.reason instanceof Error ? ` (${ctx.signal.reason.message})` : ''}` }
+      : classifyError(err, { stallTimeoutMs: ctx.stallTimeoutMs, headersTimeoutMs: ctx.headersTimeoutMs, chunks: obs.chunks, maxLineBytes: ctx.maxLineBytes })
     obs.success = false
-    obs.error = classified.message
+    obs.error = maskSecrets(classified.message, ctx.secrets)
     return classified.type
   } finally {
     obs.finishMs = ctx.nowMs()
@@ -65,7 +79,9 @@ export async function sendRequest(ctx: SendContext, body: Record<string, unknown
 async function readEventStream(ctx: SendContext, body: AsyncIterable<unknown> & { setEncoding(e: 'utf8'): unknown }, obs: Observation): Promise<void> {
   let done = false
   let failure: unknown
+  let tooLong = false
   const parser = createParser({
+    maxBufferSize: ctx.maxLineBytes,
     onEvent(event) {
       if (done || failure !== undefined) return
       if (event.data === '[DONE]') {
@@ -84,13 +100,19 @@ async function readEventStream(ctx: SendContext, body: AsyncIterable<unknown> & 
     },
     onError(err) {
       if (done || failure !== undefined) return
+      if (err.type === 'max-buffer-size-exceeded') {
+        tooLong = true
+        failure = new LineTooLongError(`an SSE line longer than ${ctx.maxLineBytes} characters (maxLineBytes)`)
+        return
+      }
       failure = errorInField(err) ?? failure
     },
   })
   body.setEncoding('utf8')
   for await (const chunk of body) {
     parser.feed(chunk as string)
-    if (failure !== undefined) break
+    // [DONE] ends the response even where the server keeps the body open (pings, or silence)
+    if (failure !== undefined || done || tooLong) break
   }
   if (failure === undefined && !done) parser.reset({ consume: true })
   if (failure !== undefined) throw failure

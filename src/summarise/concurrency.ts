@@ -12,7 +12,8 @@ export interface ConcurrencySummary {
 export function concurrencyOverTime(records: readonly RequestRecord[], maxPoints = 500): ConcurrencySummary {
   const events: Array<[number, number]> = []
   for (const r of records) {
-    events.push([r.arrival_time, 1], [r.finish_time, -1])
+    // a request never sent (an abort) never entered the system
+    if (r.finish_time !== undefined) events.push([r.arrival_time, 1], [r.finish_time, -1])
   }
   events.sort((a, b) => a[0] - b[0] || a[1] - b[1])
   const series: Array<[number, number]> = []

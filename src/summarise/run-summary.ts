@@ -94,7 +94,8 @@ function lengths(ok: readonly RequestRecord[], chat: boolean): RunSummary['lengt
 export function summariseRun(inputs: SummaryInputs): RunSummary {
   const { records } = inputs
   const ok = records.filter((r) => r.success)
-  const duration = records.reduce((m, r) => Math.max(m, r.finish_time), 0)
+  // the last response received: after an abort that is the abort, not a never-sent request's scheduled arrival
+  const duration = records.reduce((m, r) => Math.max(m, r.finish_time ?? 0), 0)
   const metrics: RunSummary['metrics'] = {}
   for (const column of DURATION_COLUMNS) {
     const source = column === 'dispatch_lag' ? records : ok
