@@ -4,7 +4,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { expect, test } from 'vitest'
+import { request } from 'undici'
 import { benchRequests } from '../src/index.ts'
+import { launchTopology } from '../src/plugin/launch-topology.ts'
 import { startFixtureServer } from './helpers/fixture-server.ts'
 
 // The reliability and security audit (issue 11): each finding as a user would meet it, with real processes and sockets.
@@ -86,4 +88,14 @@ test('every problem with the options, the SLO spec, the failure schedule and the
       "  - `target.url`: expected an http(s) URL such as 'http://127.0.0.1:30000', got \"not a url\" (string)",
     ].join('\n'),
   )
+})
+
+test.skipIf(process.platform !== 'linux')('a launched simulator and its router get the API key through their environment, not their command lines', async () => {
+  const key = 'sk-not-in-ps-42'
+  await using cluster = await launchTopology('keyed', { workers: 1, router: { policy: 'round_robin' }, apiKey: key }, { logDir: outDir() })
+  const pids = cluster.workers.map((w) => w.pid as number)
+  for (const pid of pids) expect(readFileSync(`/proc/${pid}/cmdline`, 'utf8')).not.toContain(key)
+  const body = JSON.stringify({ text: 'hello', sampling_params: { max_new_tokens: 1 } })
+  expect((await request(`${cluster.url}/generate`, { method: 'POST', body })).statusCode).toBe(401)
+  expect((await request(`${cluster.url}/generate`, { method: 'POST', body, headers: { authorization: `Bearer ${key}` } })).statusCode).toBe(200)
 })

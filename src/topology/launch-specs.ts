@@ -23,7 +23,7 @@ export function gpusFor(t: ResolvedTopologyOptions, index: number): number[] {
 }
 
 /** The structured options under launch_server's flag names: the simulator takes the same ones (ignoring what a GPU needs). */
-function mappedServerFlags(t: ResolvedTopologyOptions, port: number): string[] {
+function mappedServerFlags(t: ResolvedTopologyOptions, port: number, keyFlag = true): string[] {
   const s = t.server
   return [
     '--host', t.host,
@@ -34,7 +34,7 @@ function mappedServerFlags(t: ResolvedTopologyOptions, port: number): string[] {
     ...flag('--mem-fraction-static', s.memFractionStatic),
     ...flag('--chunked-prefill-size', s.chunkedPrefillSize),
     ...flag('--max-queued-requests', s.maxQueuedRequests),
-    ...flag('--api-key', t.apiKey),
+    ...(keyFlag ? flag('--api-key', t.apiKey) : []),
   ]
 }
 
@@ -47,7 +47,8 @@ export function sglangWorkerArgv(t: ResolvedTopologyOptions, port: number): stri
 export function simWorkerArgv(t: ResolvedTopologyOptions, port: number, index: number): string[] {
   return [
     ...flag('--model-path', t.model),
-    ...mappedServerFlags(t, port),
+    // the key reaches the simulator through its environment, not its command line (which `ps` shows)
+    ...mappedServerFlags(t, port, false),
     ...flag('--profile', t.sim.profile),
     ...flag('--speed', t.sim.speed),
     '--random-seed', String(1000 + index),
@@ -75,30 +76,33 @@ export function workerSpec(t: ResolvedTopologyOptions, ctx: SpecContext, index: 
     return { ...common, command: '/bin/sh', args: ['-c', `exec ${line}`], env: { ...ctx.env, CUDA_VISIBLE_DEVICES: gpusFor(t, index).join(','), ...t.server.env }, readiness: { path: t.healthPath, intervalMs: 1000 }, startupTimeoutMs: t.startupTimeoutMs ?? 20 * 60_000, stopGraceMs: 30_000 }
   }
   const sim = simCommand('sim-server', t.sim.nodeArgs)
-  return { ...common, command: sim.command, args: [...sim.args, ...simWorkerArgv(t, port, index)], env: ctx.env, readiness: { path: '/health', intervalMs: 100 }, startupTimeoutMs: t.startupTimeoutMs ?? 60_000, stopGraceMs: 5000 }
+  return { ...common, command: sim.command, args: [...sim.args, ...simWorkerArgv(t, port, index)], env: { ...ctx.env, ...keyEnv(t) }, readiness: { path: '/health', intervalMs: 100 }, startupTimeoutMs: t.startupTimeoutMs ?? 60_000, stopGraceMs: 5000 }
 }
 
-export function routerArgv(t: ResolvedTopologyOptions, workerUrls: string[], port: number, promPort: number): string[] {
+/** SGLang and sglang_router take the key only as --api-key; the simulator also reads it from LLM_PERF_API_KEY. */
+const keyEnv = (t: ResolvedTopologyOptions): Record<string, string> => (t.apiKey === undefined ? {} : { LLM_PERF_API_KEY: t.apiKey })
+
+export function routerArgv(t: ResolvedTopologyOptions, workerUrls: string[], port: number, promPort: number, keyFlag = true): string[] {
   return [
     '--worker-urls', ...workerUrls,
     '--policy', t.router?.policy ?? 'cache_aware',
     '--host', t.host,
     '--port', String(port),
     '--prometheus-port', String(promPort),
-    ...flag('--api-key', t.apiKey),
+    ...(keyFlag ? flag('--api-key', t.apiKey) : []),
     ...(t.router?.args ?? []),
   ]
 }
 
 export function routerSpec(t: ResolvedTopologyOptions, ctx: SpecContext, workerUrls: string[], port: number, promPort: number, label = 'router'): LaunchSpec {
-  const argv = routerArgv(t, workerUrls, port, promPort)
   const real = ctx.engine === 'sglang' || ctx.engine === 'command'
+  const argv = routerArgv(t, workerUrls, port, promPort, real)
   const sim = simCommand('sim-router', t.sim.nodeArgs)
   return {
     name: `${ctx.topology}/${label}`,
     command: real ? t.python : sim.command,
     args: real ? ['-m', 'sglang_router.launch_router', ...argv] : [...sim.args, ...argv],
-    env: { ...ctx.env, ...(t.router?.env ?? {}) },
+    env: { ...ctx.env, ...(real ? {} : keyEnv(t)), ...(t.router?.env ?? {}) },
     url: `http://${t.host}:${port}`,
     port,
     readiness: { path: '/readiness', intervalMs: real ? 1000 : 100 },

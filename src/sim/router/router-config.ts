@@ -79,5 +79,5 @@ export function resolveRouterConfig(argv: readonly string[]): RouterConfig {
   const { config } = parseFlags('sim-router', rest, ROUTER_FLAGS, schema)
   const bad = urls.filter((u) => !/^https?:\/\/[^/]+/u.test(u))
   if (bad.length > 0) throw new InvalidOptionError('sim-router flags', bad.map((u) => `\`--worker-urls\`: expected http(s)://host:port, got ${JSON.stringify(u)}`))
-  return { ...config, workerUrls: urls.map((u) => u.replace(/\/+$/u, '')) }
+  return { ...config, apiKey: config.apiKey ?? process.env['LLM_PERF_API_KEY'], workerUrls: urls.map((u) => u.replace(/\/+$/u, '')) }
 }

@@ -79,6 +79,8 @@ export function resolveWorkerConfig(argv: readonly string[]) {
   const modelPath = c.modelPath ?? c.model ?? `sim/${profile.name}`
   return {
     ...c,
+    // launched by a topology, the key comes through the environment so that `ps` does not show it
+    apiKey: c.apiKey ?? process.env['LLM_PERF_API_KEY'],
     profile,
     modelPath,
     servedModelName: c.servedModelName ?? modelPath,
