@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { LlmPerfError } from './errors.ts'
+import { LlmPerfError } from './common/errors.ts'
 import { nodeVersionProblem } from './node-version.ts'
 
 const HELP = `vitest-llm-perf <command> [flags]

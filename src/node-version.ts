@@ -1,4 +1,4 @@
-import { PACKAGE_JSON } from './bench/package-version.ts'
+import { PACKAGE_JSON } from './common/package-version.ts'
 
 /** The lowest Node this package runs on, from package.json's `engines.node` (">=22.19"). */
 export const MIN_NODE: string = /(\d+\.\d+)/u.exec(PACKAGE_JSON.engines?.node ?? '')?.[1] ?? '22.19'

@@ -1,6 +1,6 @@
 import type { ResolvedDataset } from '../options/dataset-options.ts'
-import { SeededRandom } from '../schedule/seeded-random.ts'
-import { DatasetError } from '../errors.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
+import { DatasetError } from '../common/errors.ts'
 import type { DatasetItem } from './dataset-item.ts'
 import { customRows, sharegptRows, type TextRow } from './file-datasets.ts'
 import { checkTextLengths, textItems, type PromptForm } from './prompt-form.ts'

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
-import { DatasetError } from '../errors.ts'
+import { DatasetError } from '../common/errors.ts'
 import { customItemSchema, type CustomItem } from '../options/dataset-options.ts'
-import { formatIssues } from '../options/format-issues.ts'
+import { formatIssues } from '../common/format-issues.ts'
 
 const shareGptSchema = z.array(
   z.looseObject({

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { SeededRandom } from '../schedule/seeded-random.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
 import { lengthRange, randomDataset } from './random-dataset.ts'
 
 test.each([

@@ -1,7 +1,7 @@
-import type { SeededRandom } from '../schedule/seeded-random.ts'
+import type { SeededRandom } from '../common/seeded-random.ts'
 import { countWords, type DatasetItem } from './dataset-item.ts'
 import { contentTokens, exactItem, type PromptForm } from './prompt-form.ts'
-import { VOCABULARY } from './vocabulary.ts'
+import { VOCABULARY } from '../common/vocabulary.ts'
 import type { WordTokens } from './word-tokens.ts'
 
 export interface RandomDatasetSpec {

@@ -1,4 +1,4 @@
-import type { SeededRandom } from '../schedule/seeded-random.ts'
+import type { SeededRandom } from '../common/seeded-random.ts'
 import type { DatasetItem } from './dataset-item.ts'
 import { contentTokens, exactItem, type PromptForm } from './prompt-form.ts'
 import { randomWords } from './random-dataset.ts'

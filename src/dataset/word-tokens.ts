@@ -1,6 +1,6 @@
-import type { SeededRandom } from '../schedule/seeded-random.ts'
+import type { SeededRandom } from '../common/seeded-random.ts'
 import type { PromptTokenizer } from '../tokenizer/prompt-tokenizer.ts'
-import { VOCABULARY } from './vocabulary.ts'
+import { VOCABULARY } from '../common/vocabulary.ts'
 
 /** A prompt built of whole words whose token count is known exactly. */
 export interface TokenExactText {

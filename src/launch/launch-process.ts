@@ -1,7 +1,7 @@
 import { execa } from 'execa'
-import { ServerStartError } from '../errors.ts'
+import { ServerStartError } from '../common/errors.ts'
 import { LogSink } from './log-sink.ts'
-import { probeReady, type Readiness } from './readiness.ts'
+import { probeReady, type Readiness } from '../common/readiness.ts'
 import { StartedServer } from './started-server.ts'
 
 export interface LaunchSpec {

@@ -1,4 +1,4 @@
-import { ServerStartError } from '../errors.ts'
+import { ServerStartError } from '../common/errors.ts'
 import { freePort } from './free-port.ts'
 import { launchProcess, type LaunchSpec } from './launch-process.ts'
 import type { StartedServer } from './started-server.ts'

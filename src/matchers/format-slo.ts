@@ -1,9 +1,9 @@
-import type { BenchRun } from '../bench/bench-run.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
 import { DURATION_COLUMNS } from '../record/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
-import { fieldValues, type ObjectiveResult, type SloEvaluation } from './evaluate-slo.ts'
-import type { Objective } from './slo-spec.ts'
+import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
+import type { Objective } from '../slo/slo-spec.ts'
 
 const MS = new Set<string>(DURATION_COLUMNS)
 const STAGES = ['queue_time_in_router', 'tokenize_time', 'pure_queue_time', 'prefill_time', 'network_time'] as const

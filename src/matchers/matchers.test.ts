@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util'
 import { expect, test } from 'vitest'
 import { matchers } from './matchers.ts'
-import { syntheticRun } from './synthetic-run.ts'
+import { syntheticRun } from '../slo/synthetic-run.ts'
 
 expect.extend(matchers)
 

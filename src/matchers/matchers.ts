@@ -1,9 +1,9 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
-import type { BenchRun } from '../bench/bench-run.ts'
-import { evaluateSlo, type SloOptions } from './evaluate-slo.ts'
-import { compareToBaseline } from './baseline.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
+import { compareToBaseline } from '../slo/baseline.ts'
 import { formatEvaluation, objectiveLabel } from './format-slo.ts'
-import type { SloSpec } from './slo-spec.ts'
+import type { SloSpec } from '../slo/slo-spec.ts'
 
 /** An objective that cannot be judged (too few samples, a metric the server did not report, an invalid run) fails whether or not `.not` is used. */
 export class SloUnjudgeableError extends Error {

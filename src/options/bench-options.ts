@@ -1,8 +1,8 @@
 import { z } from 'zod'
-import { InvalidOptionError } from '../errors.ts'
+import { InvalidOptionError } from '../common/errors.ts'
 import { datasetSchema, tokenizerSchema } from './dataset-options.ts'
-import { formatIssues } from './format-issues.ts'
-import type { ProgressSnapshot } from '../bench/progress.ts'
+import { formatIssues } from '../common/format-issues.ts'
+import type { ProgressSnapshot } from './progress-snapshot.ts'
 
 /** zod's number() refuses Infinity, which these options need. */
 const positiveOrInfinity = (error: string, integer = false) =>

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
-import { InvalidOptionError } from '../errors.ts'
-import { formatIssues } from '../options/format-issues.ts'
+import { InvalidOptionError } from '../common/errors.ts'
+import { formatIssues } from '../common/format-issues.ts'
 import { processReaper } from '../launch/reaper.ts'
 import { startTopology } from '../topology/start-topology.ts'
 import type { TopologyInfo } from '../topology/started-topology.ts'

@@ -1,5 +1,5 @@
 import { request } from 'undici'
-import { formatProgress, type ProgressSnapshot } from '../bench/progress.ts'
+import { formatProgress, type ProgressSnapshot } from '../options/progress-snapshot.ts'
 import type { LlmPerfContext } from './provided-context.ts'
 
 /**

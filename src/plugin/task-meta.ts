@@ -1,4 +1,4 @@
-import type { BenchRun } from '../bench/bench-run.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
 
 /** One bench run as the end-of-run table shows it (ms, req/s, tok/s). */
 export interface CompactSummary {

@@ -1,5 +1,5 @@
 import type { Observation } from '../send/observation.ts'
-import type { RunClock } from './clock.ts'
+import type { RunClock } from '../common/clock.ts'
 import type { ErrorType } from '../send/classify-error.ts'
 import { serverInstants, type ServerInstants } from './server-timestamps.ts'
 

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type { BenchSummary } from '../bench/bench-run.ts'
+import type { BenchSummary } from '../summarise/bench-run.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { reportData } from './report-data.ts'

@@ -1,4 +1,4 @@
-import type { BenchSummary } from '../bench/bench-run.ts'
+import type { BenchSummary } from '../summarise/bench-run.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { percentileSorted } from '../summarise/percentile.ts'

@@ -1,4 +1,4 @@
-import { SeededRandom } from './seeded-random.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
 
 export interface ScheduleOptions {
   rate: number

@@ -4,7 +4,7 @@ import { interpretPayload, PayloadError } from './chunk-interpreter.ts'
 import { classifyError, EmptyResponseError, errorDetail, HttpStatusError, IncompleteStreamError, LineTooLongError, type ErrorType } from './classify-error.ts'
 import type { Observation } from './observation.ts'
 import { API_PATHS, type Api } from './request-body.ts'
-import { WORKER_HEADER } from './worker-header.ts'
+import { WORKER_HEADER } from '../common/worker-header.ts'
 
 export interface SendContext {
   /** The target's pool, composed with undici's decompress interceptor (a server may gzip unasked). */

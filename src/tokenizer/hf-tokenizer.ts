@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Tokenizer } from '@huggingface/tokenizers'
-import { DatasetError } from '../errors.ts'
+import { DatasetError } from '../common/errors.ts'
 import type { PromptTokenizer } from './prompt-tokenizer.ts'
 
 /** The tokenizer.json a path names: the file itself, or one inside the model directory it names. */

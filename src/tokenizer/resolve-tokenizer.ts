@@ -1,4 +1,4 @@
-import { DatasetError } from '../errors.ts'
+import { DatasetError } from '../common/errors.ts'
 import { hfTokenizer, tokenizerJsonIn } from './hf-tokenizer.ts'
 import type { PromptTokenizer } from './prompt-tokenizer.ts'
 import { serverTokenizer } from './server-tokenizer.ts'

@@ -1,5 +1,5 @@
 import { Pool } from 'undici'
-import { DatasetError } from '../errors.ts'
+import { DatasetError } from '../common/errors.ts'
 import type { PromptTokenizer } from './prompt-tokenizer.ts'
 
 const TIMEOUT_MS = 10_000

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { InvalidOptionError } from '../errors.ts'
-import { formatIssues } from '../options/format-issues.ts'
+import { InvalidOptionError } from '../common/errors.ts'
+import { formatIssues } from '../common/format-issues.ts'
 
 const positiveInt = z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' })
 const stringList = z.array(z.string({ error: 'expected a string' }), { error: 'expected an array of strings' })

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { launchWithFreePort } from '../../src/launch/launch-with-port.ts'
 import { simCommand } from '../../src/launch/sim-command.ts'
-import type { Readiness } from '../../src/launch/readiness.ts'
+import type { Readiness } from '../../src/common/readiness.ts'
 import type { StartedServer } from '../../src/launch/started-server.ts'
 
 export const logDir = mkdtempSync(join(tmpdir(), 'llm-perf-test-'))

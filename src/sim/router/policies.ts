@@ -1,4 +1,4 @@
-import { SeededRandom } from '../../schedule/seeded-random.ts'
+import { SeededRandom } from '../../common/seeded-random.ts'
 import { hashString } from '../worker/sim-tokenizer.ts'
 import type { RouterConfig } from './router-config.ts'
 import { TREE_BLOCK_CHARS, type RouterWorker } from './router-worker.ts'

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { InvalidOptionError } from '../../errors.ts'
+import { InvalidOptionError } from '../../common/errors.ts'
 import { intFlag, numberFlag, parseFlags, type FlagSpec } from '../shared/parse-flags.ts'
 
 /** sglang_router's policies (and smg's least_load); SGLang's router has no shortest_queue, so neither do we. */

@@ -1,4 +1,4 @@
-import { probeReady } from '../../launch/readiness.ts'
+import { probeReady } from '../../common/readiness.ts'
 import type { RouterConfig } from './router-config.ts'
 import type { RouterMetrics } from './router-metrics.ts'
 import { RouterWorker } from './router-worker.ts'

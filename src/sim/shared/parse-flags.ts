@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { z } from 'zod'
-import { InvalidOptionError } from '../../errors.ts'
-import { describeValue } from '../../options/format-issues.ts'
+import { InvalidOptionError } from '../../common/errors.ts'
+import { describeValue } from '../../common/format-issues.ts'
 
 export type FlagSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>
 

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks'
-import { epochNowMs } from '../../record/clock.ts'
+import { epochNowMs } from '../../common/clock.ts'
 import { PrefixCache } from './prefix-cache.ts'
 import type { SpeedProfile } from './profiles.ts'
 import type { SimRequest } from './sim-request.ts'

@@ -1,4 +1,4 @@
-import { epochNowMs } from '../../record/clock.ts'
+import { epochNowMs } from '../../common/clock.ts'
 import { firstSentKey, timingFields, type TimingContext } from './meta-info.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'
 import { hashString, outputToken } from './sim-tokenizer.ts'

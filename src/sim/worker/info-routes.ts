@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { PACKAGE_VERSION } from '../../bench/package-version.ts'
-import { epochNowMs } from '../../record/clock.ts'
+import { PACKAGE_VERSION } from '../../common/package-version.ts'
+import { epochNowMs } from '../../common/clock.ts'
 import { sendJson, sendText } from '../shared/http-util.ts'
 import type { WorkerState } from './worker-state.ts'
 

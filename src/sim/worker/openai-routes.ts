@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { epochNowMs } from '../../record/clock.ts'
+import { epochNowMs } from '../../common/clock.ts'
 import { endSse, readBody, sendJson, startSse, writeEvent } from '../shared/http-util.ts'
 import { GenerationOutput } from './generation-stream.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'

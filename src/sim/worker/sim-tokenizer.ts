@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Tokenizer } from '@huggingface/tokenizers'
-import { VOCABULARY } from '../../dataset/vocabulary.ts'
+import { VOCABULARY } from '../../common/vocabulary.ts'
 
 export const VOCAB_SIZE = 32_000
 /** Tokens a chat template adds around one user message. */

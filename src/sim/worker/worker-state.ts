@@ -1,4 +1,4 @@
-import { epochNowMs } from '../../record/clock.ts'
+import { epochNowMs } from '../../common/clock.ts'
 import { SimEngine } from './engine.ts'
 import type { SimRequest, SimRequestListener } from './sim-request.ts'
 import { hashString, loadSimTokenizer, type SimTokenizer } from './sim-tokenizer.ts'

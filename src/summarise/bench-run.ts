@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../record/request-record.ts'
-import type { RunSummary } from '../summarise/run-summary.ts'
+import type { RunSummary } from './run-summary.ts'
 import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summary.ts'
 
 /** What summary.json holds besides the figures: enough to reproduce and to trust the run. */

@@ -1,5 +1,5 @@
 import { request } from 'undici'
-import { InvalidOptionError } from '../errors.ts'
+import { InvalidOptionError } from '../common/errors.ts'
 import type { BenchTarget } from './bench-target.ts'
 
 const AT = /^(\d+(?:\.\d+)?)(ms|s|m|%)?$/u

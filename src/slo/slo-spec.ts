@@ -1,4 +1,4 @@
-import { InvalidThresholdError } from '../errors.ts'
+import { InvalidThresholdError } from '../common/errors.ts'
 
 /** Duration objectives in milliseconds; each passes when the observed value is at most the limit. */
 export interface DurationObjectives {

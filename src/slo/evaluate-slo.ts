@@ -1,5 +1,5 @@
-import type { BenchRun } from '../bench/bench-run.ts'
-import { InvalidThresholdError } from '../errors.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { InvalidThresholdError } from '../common/errors.ts'
 import { CSV_COLUMNS, DURATION_COLUMNS } from '../record/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { percentileSorted } from '../summarise/percentile.ts'

@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import type { BenchRun } from '../bench/bench-run.ts'
-import { PACKAGE_VERSION } from '../bench/package-version.ts'
-import { SeededRandom } from '../schedule/seeded-random.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { PACKAGE_VERSION } from '../common/package-version.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { fieldValues } from './evaluate-slo.ts'
 

@@ -1,4 +1,4 @@
-import type { BenchRun } from '../bench/bench-run.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
 import { newObservation } from '../send/observation.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { summariseRun } from '../summarise/run-summary.ts'

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { expect, test, vi } from 'vitest'
 import { bootstrapNoise, compareToBaseline } from './baseline.ts'
-import { matchers } from './matchers.ts'
+import { matchers } from '../matchers/matchers.ts'
 import { syntheticRun } from './synthetic-run.ts'
 
 expect.extend(matchers)

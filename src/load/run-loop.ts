@@ -1,11 +1,11 @@
 import type { DatasetItem } from '../dataset/dataset-item.ts'
-import type { RunClock } from '../record/clock.ts'
+import type { RunClock } from '../common/clock.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { dispatchAtTargets } from '../schedule/dispatcher.ts'
 import { newObservation, type Observation } from '../send/observation.ts'
 import { requestBody, type BodyOptions } from '../send/request-body.ts'
 import { sendRequest, type SendContext } from '../send/send-request.ts'
-import type { ProgressSnapshot } from './progress.ts'
+import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 
 export interface RunLoopInputs {
   items: readonly DatasetItem[]
