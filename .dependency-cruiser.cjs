@@ -3,7 +3,24 @@
  * folder may import the folders before it and never one after it; the simulator imports only itself and
  * common/, what it shares with the client.
  */
-const LAYERS = ['common', 'options', 'tokenizer', 'dataset', 'schedule', 'send', 'record', 'server-metrics', 'summarise', 'slo', 'report', 'load', 'matchers', 'launch', 'topology', 'plugin']
+const LAYERS = [
+  'common',
+  'options',
+  'tokenizer',
+  'dataset',
+  'schedule',
+  'send',
+  'record',
+  'server-metrics',
+  'summarise',
+  'slo',
+  'report',
+  'load',
+  'matchers',
+  'launch',
+  'topology',
+  'plugin',
+]
 
 const upward = LAYERS.slice(0, -1).map((layer, i) => ({
   name: `${layer}-imports-upward`,

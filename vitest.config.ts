@@ -23,7 +23,13 @@ export default defineConfig({
           // one simulated SGLang worker (set `model` and `engine: 'sglang'` for a GPU box)
           node: { workers: 1, server: { maxRunningRequests: 64 } },
           // four workers behind a router
-          cluster: { workers: 4, router: { policy: 'cache_aware', args: ['--health-check-interval-secs', '1', '--cb-timeout-duration-secs', '2'] } },
+          cluster: {
+            workers: 4,
+            router: {
+              policy: 'cache_aware',
+              args: ['--health-check-interval-secs', '1', '--cb-timeout-duration-secs', '2'],
+            },
+          },
         },
       }),
     ],

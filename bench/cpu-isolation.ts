@@ -26,7 +26,11 @@ export function isolateCpus(pids: { simulator: number; load: number }): CpuIsola
   let original: string
   try {
     // "pid N's current affinity list: 0,1": given back as it was, not as every CPU
-    original = execFileSync('taskset', ['-pc', String(process.pid)], { encoding: 'utf8' }).split(':').pop()?.trim() ?? ''
+    original =
+      execFileSync('taskset', ['-pc', String(process.pid)], { encoding: 'utf8' })
+        .split(':')
+        .pop()
+        ?.trim() ?? ''
     run('taskset', ['-a', '-pc', '1', String(pids.simulator)])
     run('taskset', ['-a', '-pc', '0', String(pids.load)])
     run('chrt', ['-i', '-a', '-p', '0', String(pids.load)])

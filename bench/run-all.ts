@@ -4,10 +4,20 @@ import { simulatorBench } from './simulator.bench.ts'
 /** `npm run bench`: prints figures; nothing here asserts (timing claims are not tests). */
 const print = (title: string, figures: Record<string, string>): void => {
   const width = Math.max(...Object.keys(figures).map((k) => k.length))
-  process.stdout.write(`\n${title}\n${Object.entries(figures).map(([k, v]) => `  ${k.padEnd(width)}  ${v}`).join('\n')}\n`)
+  process.stdout.write(
+    `\n${title}\n${Object.entries(figures)
+      .map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)
+      .join('\n')}\n`,
+  )
 }
 
-print('Load generator: 10,000 requests at 1,000 req/s, zero-latency streaming server (own process)', await loadGeneratorBench())
+print(
+  'Load generator: 10,000 requests at 1,000 req/s, zero-latency streaming server (own process)',
+  await loadGeneratorBench(),
+)
 // the first bench's garbage should not be collected in the middle of the second one's probes
 ;(globalThis as { gc?: () => void }).gc?.()
-print('Simulator: ~600 concurrent streams on one sim-server process (load from one process, probes from another; same host)', await simulatorBench())
+print(
+  'Simulator: ~600 concurrent streams on one sim-server process (load from one process, probes from another; same host)',
+  await simulatorBench(),
+)

@@ -32,18 +32,42 @@ const PROBES = 400
  * lengths of 200–400 tokens keep the replacements from arriving in waves.
  */
 const STREAMS = 600
-const LOAD: BenchOptions = { rate: Infinity, maxInFlight: STREAMS, requests: 1500, seed: 2, dataset: { kind: 'random', inputLen: 32, outputLen: 400, rangeRatio: 0.5 } }
-const PROBE: BenchOptions = { rate: 20, requests: PROBES, arrival: 'constant', seed: 3, warmup: 20, dataset: { kind: 'random', inputLen: 32, outputLen: 4 } }
+const LOAD: BenchOptions = {
+  rate: Infinity,
+  maxInFlight: STREAMS,
+  requests: 1500,
+  seed: 2,
+  dataset: { kind: 'random', inputLen: 32, outputLen: 400, rangeRatio: 0.5 },
+}
+const PROBE: BenchOptions = {
+  rate: 20,
+  requests: PROBES,
+  arrival: 'constant',
+  seed: 3,
+  warmup: 20,
+  dataset: { kind: 'random', inputLen: 32, outputLen: 4 },
+}
 /** The load's first STREAMS prefills are done by then. */
 const PROBES_START_MS = 3000
 
 const child = (url: string, outDir: string, opts: BenchOptions): ReturnType<typeof execa> =>
-  execa(process.execPath, [...NODE_ARGS, fileURLToPath(new URL('./bench-child.ts', import.meta.url)), url, outDir, JSON.stringify(opts, (_, v: unknown) => (v === Infinity ? 'Infinity' : v))], { reject: false })
+  execa(
+    process.execPath,
+    [
+      ...NODE_ARGS,
+      fileURLToPath(new URL('./bench-child.ts', import.meta.url)),
+      url,
+      outDir,
+      JSON.stringify(opts, (_, v: unknown) => (v === Infinity ? 'Infinity' : v)),
+    ],
+    { reject: false },
+  )
 
 const parse = async (p: ReturnType<typeof execa>, what: string): Promise<ChildRun> => {
   const done = await p
   const line = String(done.stdout).trim().split('\n').pop() ?? ''
-  if (done.exitCode !== 0 || !line.startsWith('{')) throw new Error(`the ${what} process failed (exit ${done.exitCode}): ${String(done.stderr).slice(-2000)}`)
+  if (done.exitCode !== 0 || !line.startsWith('{'))
+    throw new Error(`the ${what} process failed (exit ${done.exitCode}): ${String(done.stderr).slice(-2000)}`)
   return JSON.parse(line) as ChildRun
 }
 
@@ -56,7 +80,11 @@ const fixed = (xs: readonly number[], digits: number): string => xs.map((x) => x
  */
 export async function simulatorBench(): Promise<Record<string, string>> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-sim-'))
-  await using worker = await launchTopology('bench', { workers: 1, server: { maxRunningRequests: 2 * STREAMS }, sim: { nodeArgs: NODE_ARGS } }, { logDir: dir })
+  await using worker = await launchTopology(
+    'bench',
+    { workers: 1, server: { maxRunningRequests: 2 * STREAMS }, sim: { nodeArgs: NODE_ARGS } },
+    { logDir: dir },
+  )
   const loadProcess = child(worker.url, join(dir, 'load'), LOAD)
   const isolation = isolateCpus({ simulator: worker.workers[0]?.pid as number, load: loadProcess.pid as number })
   let load: ChildRun
@@ -69,18 +97,29 @@ export async function simulatorBench(): Promise<Record<string, string>> {
   } finally {
     isolation.restore()
   }
-  const diffs = Float64Array.from(probes.records.flatMap(([, , client, server]) => (client === null || server === null ? [] : [Math.abs(client - server) * 1000]))).sort()
+  const diffs = Float64Array.from(
+    probes.records.flatMap(([, , client, server]) =>
+      client === null || server === null ? [] : [Math.abs(client - server) * 1000],
+    ),
+  ).sort()
   // streams the load had open at each probe's arrival, the two runs' axes joined through their start instants
   const offsetS = (Date.parse(probes.startedAt) - Date.parse(load.startedAt)) / 1000
-  const open = probes.records.map(([sent]) => load.records.filter(([s, f]) => s <= sent + offsetS && sent + offsetS < f).length)
+  const open = probes.records.map(
+    ([sent]) => load.records.filter(([s, f]) => s <= sent + offsetS && sent + offsetS < f).length,
+  )
   return {
     'CPU layout': `${isolation.layout}; each process ${NODE_ARGS.join(' ')}`,
     'streams open while probing (min / max)': fixed([Math.min(...open), Math.max(...open)], 0),
     'load success rate / output tok/s': `${load.successRate.toFixed(4)} / ${load.outputTokS.toFixed(0)}`,
     'probe success rate': probes.successRate.toFixed(4),
     'event-loop delay p99, load / probing client (ms)': fixed([load.loopP99, probes.loopP99], 2),
-    '|probe first token received − server first token| p50 / p90 / p99 / max (ms)':
-      `${fixed([50, 90, 99].map((p) => percentileSorted(diffs, p)), 3)} / ${(diffs[diffs.length - 1] ?? Number.NaN).toFixed(3)}`,
-    'probes within 1 ms / 2 ms': `${fixed([1, 2].map((ms) => (100 * diffs.filter((d) => d <= ms).length) / diffs.length), 1)} % (n=${diffs.length})`,
+    '|probe first token received − server first token| p50 / p90 / p99 / max (ms)': `${fixed(
+      [50, 90, 99].map((p) => percentileSorted(diffs, p)),
+      3,
+    )} / ${(diffs[diffs.length - 1] ?? Number.NaN).toFixed(3)}`,
+    'probes within 1 ms / 2 ms': `${fixed(
+      [1, 2].map((ms) => (100 * diffs.filter((d) => d <= ms).length) / diffs.length),
+      1,
+    )} % (n=${diffs.length})`,
   }
 }

@@ -3,8 +3,16 @@ import { test } from 'vitest-llm-perf'
 
 // Mixed lengths: random input and output lengths with range ratio 0.8 (SGLang's semantics: [⌊0.8·L⌋, L]),
 // in tokens of the served model (its tokenizer.json, or its own /tokenize).
-test('mixed lengths: range ratio 0.8 gives token lengths in [0.8·L, L], the server counts exactly those, and the SLOs hold', async ({ topology, benchRequests }) => {
-  const run = await benchRequests(topology('node'), { rate: 20, requests: 120, seed: 4, dataset: { kind: 'random', inputLen: 400, outputLen: 100, rangeRatio: 0.8 } })
+test('mixed lengths: range ratio 0.8 gives token lengths in [0.8·L, L], the server counts exactly those, and the SLOs hold', async ({
+  topology,
+  benchRequests,
+}) => {
+  const run = await benchRequests(topology('node'), {
+    rate: 20,
+    requests: 120,
+    seed: 4,
+    dataset: { kind: 'random', inputLen: 400, outputLen: 100, rangeRatio: 0.8 },
+  })
   expect(run.summary.tokenizer.kind, 'a tokenizer is needed for token lengths').not.toBe('words')
   const requested = run.records.map((r) => r.requested_prompt_tokens as number)
   const outputs = run.records.map((r) => r.actual_output_tokens as number)

@@ -2,7 +2,10 @@ import { expect } from 'vitest'
 import { test } from 'vitest-llm-perf'
 
 // The classic node test: 100 requests at 50 req/s on one worker; arrivals spread over about 2 s.
-test('node: 100 requests at 50 req/s meet p99 TTFT, p99 queue time and success rate', async ({ topology, benchRequests }) => {
+test('node: 100 requests at 50 req/s meet p99 TTFT, p99 queue time and success rate', async ({
+  topology,
+  benchRequests,
+}) => {
   const run = await benchRequests(topology('node'), {
     rate: 50,
     requests: 100,

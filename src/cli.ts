@@ -12,11 +12,17 @@ Run \`vitest-llm-perf <command> --help\` for a command's flags.`
 
 const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<unknown>; help: string }>> = {
   'sim-server': async () => {
-    const [{ runSimWorker }, { WORKER_HELP }] = await Promise.all([import('./sim/worker/sim-worker.ts'), import('./sim/worker/worker-help.ts')])
+    const [{ runSimWorker }, { WORKER_HELP }] = await Promise.all([
+      import('./sim/worker/sim-worker.ts'),
+      import('./sim/worker/worker-help.ts'),
+    ])
     return { run: runSimWorker, help: WORKER_HELP }
   },
   'sim-router': async () => {
-    const [{ runSimRouter }, { ROUTER_HELP }] = await Promise.all([import('./sim/router/sim-router.ts'), import('./sim/router/router-help.ts')])
+    const [{ runSimRouter }, { ROUTER_HELP }] = await Promise.all([
+      import('./sim/router/sim-router.ts'),
+      import('./sim/router/router-help.ts'),
+    ])
     return { run: runSimRouter, help: ROUTER_HELP }
   },
 }
@@ -34,7 +40,9 @@ async function main(argv: string[]): Promise<void> {
   }
   const load = COMMANDS[command]
   if (load === undefined) {
-    process.stderr.write(`Unknown command \`${command}\`. Expected one of: ${Object.keys(COMMANDS).join(', ')}.\n\n${HELP}\n`)
+    process.stderr.write(
+      `Unknown command \`${command}\`. Expected one of: ${Object.keys(COMMANDS).join(', ')}.\n\n${HELP}\n`,
+    )
     process.exit(2)
   }
   const { run, help } = await load()

@@ -1,23 +1,31 @@
+export type { LlmPerfErrorCode } from './common/errors.ts'
+export {
+  DatasetError,
+  InvalidOptionError,
+  InvalidThresholdError,
+  LlmPerfError,
+  ServerStartError,
+} from './common/errors.ts'
 export { benchRequests } from './load/bench-requests.ts'
-export type { BenchRun, BenchSummary } from './summarise/bench-run.ts'
 export type { BenchTarget } from './load/bench-target.ts'
-export type { ProgressSnapshot } from './options/progress-snapshot.ts'
 export type { BenchOptions } from './options/bench-options.ts'
 export type { DatasetOptions } from './options/dataset-options.ts'
-export type { RequestRecord } from './record/request-record.ts'
+export type { ProgressSnapshot } from './options/progress-snapshot.ts'
+export { type LaunchedTopology, launchTopology } from './plugin/launch-topology.ts'
+export type { LlmPerfContext } from './plugin/provided-context.ts'
+export { inject, test } from './plugin/test-api.ts'
 export { CSV_COLUMNS, DESIGN_COLUMNS, EXTRA_COLUMNS } from './record/columns.ts'
-export type { RunSummary } from './summarise/run-summary.ts'
-export type { Distribution } from './summarise/distribution.ts'
-export { percentileSorted } from './summarise/percentile.ts'
-export { LlmPerfError, InvalidOptionError, DatasetError, ServerStartError, InvalidThresholdError } from './common/errors.ts'
-export type { LlmPerfErrorCode } from './common/errors.ts'
-export { test, inject } from './plugin/test-api.ts'
-export { launchTopology, type LaunchedTopology } from './plugin/launch-topology.ts'
-export type { TopologyInfo } from './topology/started-topology.ts'
-export type { SloSpec, DurationObjectives, RateObjectives } from './slo/slo-spec.ts'
+export type { RequestRecord } from './record/request-record.ts'
 export type { SloOptions } from './slo/evaluate-slo.ts'
 export { evaluateSlo } from './slo/evaluate-slo.ts'
-export type { LlmPerfContext } from './plugin/provided-context.ts'
+export type { DurationObjectives, RateObjectives, SloSpec } from './slo/slo-spec.ts'
+export type { BenchRun, BenchSummary } from './summarise/bench-run.ts'
+export type { Distribution } from './summarise/distribution.ts'
+export { percentileSorted } from './summarise/percentile.ts'
+export type { RunSummary } from './summarise/run-summary.ts'
+export type { TopologyInfo } from './topology/started-topology.ts'
+
 import './matchers/matchers.ts'
 import './plugin/task-meta.ts'
+
 export { startRouter } from './plugin/remote-router.ts'

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
-import { startFixtureServer, type FixtureServer } from './helpers/fixture-server.ts'
+import { type FixtureServer, startFixtureServer } from './helpers/fixture-server.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-client-'))
 
@@ -16,7 +16,11 @@ async function withServer(name: string, body: (url: string) => Promise<void>): P
     await server.stop()
   }
 }
-const one = { requests: 1, tokenizer: 'words', dataset: { kind: 'custom' as const, items: [{ prompt: 'hello there' }] } }
+const one = {
+  requests: 1,
+  tokenizer: 'words',
+  dataset: { kind: 'custom' as const, items: [{ prompt: 'hello there' }] },
+}
 
 // Each behaviour is its own server process; each must end as exactly one failed (or passed) row with a clear error.
 describe.each([
@@ -26,10 +30,30 @@ describe.each([
   ['reset-mid-stream', { success: false, error_type: 'reset' }, 'connection closed mid-stream after 1 chunks'],
   ['malformed-json', { success: false, error_type: 'malformed' }, 'malformed JSON in response'],
   ['split-frames', { success: true, actual_output_tokens: 2, has_generated_text: true }, undefined],
-  ['error-field', { success: false, error_type: 'payload' }, 'server error in SSE field "error": Input prompt is too big compared to KV size. Please try increasing KV size.'],
-  ['error-event', { success: false, error_type: 'payload' }, 'server error event: The server had an error while processing your request.'],
-  ['empty-stream', { success: false, error_type: 'empty' }, 'the response carried no generated token and no finish reason (1 chunks, then [DONE])'],
-  ['short-output', { success: true, actual_output_tokens: 2, warning: 'returned 2 of 128 requested output tokens (finish_reason stop)' }, undefined],
+  [
+    'error-field',
+    { success: false, error_type: 'payload' },
+    'server error in SSE field "error": Input prompt is too big compared to KV size. Please try increasing KV size.',
+  ],
+  [
+    'error-event',
+    { success: false, error_type: 'payload' },
+    'server error event: The server had an error while processing your request.',
+  ],
+  [
+    'empty-stream',
+    { success: false, error_type: 'empty' },
+    'the response carried no generated token and no finish reason (1 chunks, then [DONE])',
+  ],
+  [
+    'short-output',
+    {
+      success: true,
+      actual_output_tokens: 2,
+      warning: 'returned 2 of 128 requested output tokens (finish_reason stop)',
+    },
+    undefined,
+  ],
 ])('%s', (name, expected, message) => {
   let server: FixtureServer
   beforeAll(async () => {
@@ -58,7 +82,10 @@ test('slow first token: client_ttft sees the 300 ms wait, ITL the 20 ms gaps', a
 test('HTTP 503, 429 and 400 keep their status and the server’s words', async () => {
   await withServer('http-errors', async (url) => {
     const items = [{ prompt: 'want 503' }, { prompt: 'want 429' }, { prompt: 'want 400' }]
-    const run = await benchRequests({ url }, { requests: 3, rate: Number.POSITIVE_INFINITY, dataset: { kind: 'custom', items }, outDir: outDir() })
+    const run = await benchRequests(
+      { url },
+      { requests: 3, rate: Number.POSITIVE_INFINITY, dataset: { kind: 'custom', items }, outDir: outDir() },
+    )
     const byStatus = Object.fromEntries(run.records.map((r) => [r.http_status, r.error]))
     expect(byStatus).toEqual({
       503: 'HTTP 503: The request queue is full.',
@@ -72,14 +99,22 @@ test('HTTP 503, 429 and 400 keep their status and the server’s words', async (
 test('a stall between chunks fails after stallTimeoutMs', async () => {
   await withServer('stall-between-chunks', async (url) => {
     const [r] = (await benchRequests({ url }, { ...one, outDir: outDir(), stallTimeoutMs: 300 })).records
-    expect(r).toMatchObject({ success: false, error_type: 'stall', error: 'stream stalled: no data for 300 ms (stallTimeoutMs) after 1 chunks' })
+    expect(r).toMatchObject({
+      success: false,
+      error_type: 'stall',
+      error: 'stream stalled: no data for 300 ms (stallTimeoutMs) after 1 chunks',
+    })
   })
 })
 
 test('no headers within headersTimeoutMs fails as a header timeout', async () => {
   await withServer('never-responds', async (url) => {
     const [r] = (await benchRequests({ url }, { ...one, outDir: outDir(), headersTimeoutMs: 300 })).records
-    expect(r).toMatchObject({ success: false, error_type: 'headers_timeout', error: 'no response headers within 300 ms (headersTimeoutMs)' })
+    expect(r).toMatchObject({
+      success: false,
+      error_type: 'headers_timeout',
+      error: 'no response headers within 300 ms (headersTimeoutMs)',
+    })
   })
 })
 
@@ -87,7 +122,10 @@ test('connection refused: every request is a failed row', async () => {
   const server = await startFixtureServer('never-responds')
   const url = server.url
   await server.stop()
-  const run = await benchRequests({ url }, { requests: 5, rate: 100, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } })
+  const run = await benchRequests(
+    { url },
+    { requests: 5, rate: 100, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } },
+  )
   expect(run.records).toHaveLength(5)
   expect(run.records.every((r) => r.error === 'connection refused' && r.error_type === 'refused')).toBe(true)
   expect(run.summary.success_rate).toBe(0)
@@ -97,10 +135,21 @@ test('the abort signal ends the run: in-flight and unsent requests all get a row
   await withServer('never-responds', async (url) => {
     const controller = new AbortController()
     setTimeout(() => controller.abort(new Error('test timed out')), 300)
-    const run = await benchRequests({ url }, { requests: 20, rate: 20, signal: controller.signal, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } })
+    const run = await benchRequests(
+      { url },
+      {
+        requests: 20,
+        rate: 20,
+        signal: controller.signal,
+        outDir: outDir(),
+        dataset: { kind: 'random', inputLen: 4, outputLen: 2 },
+      },
+    )
     expect(run.records).toHaveLength(20)
     expect(run.records.every((r) => r.error_type === 'aborted')).toBe(true)
-    expect(run.records.filter((r) => r.error?.startsWith('aborted before it was sent: test timed out')).length).toBeGreaterThan(5)
+    expect(
+      run.records.filter((r) => r.error?.startsWith('aborted before it was sent: test timed out')).length,
+    ).toBeGreaterThan(5)
     expect(readFileSync(run.files.csv, 'utf8').trim().split('\n')).toHaveLength(21)
   })
 })

@@ -7,40 +7,66 @@ import { benchRequests } from '../src/index.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
 
 const CHROMIUM = '/usr/bin/chromium'
-const ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+const ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 
 // .ci/run installs Debian's chromium; on a machine without it this test says so instead of failing.
-test.skipIf(!existsSync(CHROMIUM))('report.html of a router run opens offline in Chromium: no console errors, timeline and charts drawn', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'llm-perf-html-'))
-  await using topo = await launchTopology('html', { workers: 2, router: { policy: 'round_robin' }, sim: { speed: 4 } }, { logDir: dir })
-  const run = await benchRequests(topo, { rate: 50, requests: 40, dataset: { kind: 'random', inputLen: 32, outputLen: 8 }, outDir: dir })
-  expect(run.files.html).toBe(join(dir, 'report.html'))
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
-  try {
-    const page = await browser.newPage()
-    const errors: string[] = []
-    const requests: string[] = []
-    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()))
-    page.on('pageerror', (e) => errors.push(String(e)))
-    page.on('request', (r) => !r.url().startsWith('file:') && requests.push(r.url()))
-    await page.goto(`file://${run.files.html}`)
-    await page.waitForSelector('.uplot')
-    expect(errors).toEqual([])
-    expect(requests).toEqual([])
-    expect(await page.locator('#timeline').getAttribute('data-drawn')).toBe('40')
-    expect(await page.locator('.uplot').count()).toBe(6)
-    // the servers' own running and queued requests, per worker
-    expect(await page.locator('#server-gauges').getAttribute('data-series')).toBe('4')
-    expect(await page.locator('#server-metrics-table').textContent()).toContain('worker-2')
-    expect(await page.locator('#hosts-table').textContent()).toContain(topo.workers[0]!.url)
-    expect(await page.locator('#legend').textContent()).toContain('queued in server')
-    // a /v1 run: the server reports no queue timestamps, and the report says so instead of drawing a flat 0
-    const v1 = await benchRequests(topo, { api: 'completions', rate: 50, requests: 10, dataset: { kind: 'random', inputLen: 32, outputLen: 8 }, outDir: join(dir, 'v1') })
-    await page.goto(`file://${v1.files.html}`)
-    await page.waitForSelector('.uplot')
-    expect(await page.locator('#overtime .not-reported').textContent()).toContain('waiting in server queues')
-    expect(errors).toEqual([])
-  } finally {
-    await browser.close()
-  }
-})
+test.skipIf(!existsSync(CHROMIUM))(
+  'report.html of a router run opens offline in Chromium: no console errors, timeline and charts drawn',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llm-perf-html-'))
+    await using topo = await launchTopology(
+      'html',
+      { workers: 2, router: { policy: 'round_robin' }, sim: { speed: 4 } },
+      { logDir: dir },
+    )
+    const run = await benchRequests(topo, {
+      rate: 50,
+      requests: 40,
+      dataset: { kind: 'random', inputLen: 32, outputLen: 8 },
+      outDir: dir,
+    })
+    expect(run.files.html).toBe(join(dir, 'report.html'))
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    try {
+      const page = await browser.newPage()
+      const errors: string[] = []
+      const requests: string[] = []
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()))
+      page.on('pageerror', (e) => errors.push(String(e)))
+      page.on('request', (r) => !r.url().startsWith('file:') && requests.push(r.url()))
+      await page.goto(`file://${run.files.html}`)
+      await page.waitForSelector('.uplot')
+      expect(errors).toEqual([])
+      expect(requests).toEqual([])
+      expect(await page.locator('#timeline').getAttribute('data-drawn')).toBe('40')
+      expect(await page.locator('.uplot').count()).toBe(6)
+      // the servers' own running and queued requests, per worker
+      expect(await page.locator('#server-gauges').getAttribute('data-series')).toBe('4')
+      expect(await page.locator('#server-metrics-table').textContent()).toContain('worker-2')
+      expect(await page.locator('#hosts-table').textContent()).toContain(topo.workers[0]!.url)
+      expect(await page.locator('#legend').textContent()).toContain('queued in server')
+      // a /v1 run: the server reports no queue timestamps, and the report says so instead of drawing a flat 0
+      const v1 = await benchRequests(topo, {
+        api: 'completions',
+        rate: 50,
+        requests: 10,
+        dataset: { kind: 'random', inputLen: 32, outputLen: 8 },
+        outDir: join(dir, 'v1'),
+      })
+      await page.goto(`file://${v1.files.html}`)
+      await page.waitForSelector('.uplot')
+      expect(await page.locator('#overtime .not-reported').textContent()).toContain('waiting in server queues')
+      expect(errors).toEqual([])
+    } finally {
+      await browser.close()
+    }
+  },
+)

@@ -38,7 +38,12 @@ async function until(cond: () => boolean, ms: number): Promise<boolean> {
 async function runFixture(mode: string, signal?: NodeJS.Signals) {
   const marker = randomUUID()
   const sub = execa(process.execPath, [vitestBin, 'run', '--root', project, '--project', 'perf'], {
-    env: { ORPHAN_MODE: mode, ORPHAN_MARKER: marker, ORPHAN_ARTIFACTS: mkdtempSync(join(tmpdir(), 'orphans-')), CI: 'true' },
+    env: {
+      ORPHAN_MODE: mode,
+      ORPHAN_MARKER: marker,
+      ORPHAN_ARTIFACTS: mkdtempSync(join(tmpdir(), 'orphans-')),
+      CI: 'true',
+    },
     reject: false,
     all: true,
     cleanup: true,
@@ -75,7 +80,10 @@ test('a setup that throws half-way stops what it started, and says why', async (
   expect(clean, `left: ${left.join(', ')}`).toBe(true)
 })
 
-test.each(['SIGINT', 'SIGTERM', 'SIGKILL'] as const)('%s to vitest mid-run leaves no server alive 15 s later', async (signal) => {
-  const { clean, left } = await runFixture('hang', signal)
-  expect(clean, `left: ${left.join(', ')}`).toBe(true)
-})
+test.each(['SIGINT', 'SIGTERM', 'SIGKILL'] as const)(
+  '%s to vitest mid-run leaves no server alive 15 s later',
+  async (signal) => {
+    const { clean, left } = await runFixture('hang', signal)
+    expect(clean, `left: ${left.join(', ')}`).toBe(true)
+  },
+)

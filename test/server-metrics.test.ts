@@ -2,8 +2,8 @@ import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
-import { matchers } from '../src/matchers/matchers.ts'
 import { benchRequests } from '../src/index.ts'
+import { matchers } from '../src/matchers/matchers.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
 import { routerValues, workerValues } from '../src/server-metrics/metric-map.ts'
 
@@ -12,16 +12,36 @@ expect.extend(matchers)
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-metrics-'))
 
 test('a 4-worker simulated cluster behind its router: every worker and the router sampled at ≥ 2 Hz into server-metrics.csv, summarised and gateable', async () => {
-  await using cluster = await launchTopology('metrics', { workers: 4, router: { policy: 'round_robin' }, server: { maxRunningRequests: 4 } }, { logDir: outDir() })
-  const run = await benchRequests(cluster, { rate: 60, requests: 180, seed: 3, dataset: { kind: 'random', inputLen: 256, outputLen: 48 }, outDir: outDir() })
+  await using cluster = await launchTopology(
+    'metrics',
+    { workers: 4, router: { policy: 'round_robin' }, server: { maxRunningRequests: 4 } },
+    { logDir: outDir() },
+  )
+  const run = await benchRequests(cluster, {
+    rate: 60,
+    requests: 180,
+    seed: 3,
+    dataset: { kind: 'random', inputLen: 256, outputLen: 48 },
+    outDir: outDir(),
+  })
   expect(run.summary.success_rate).toBe(1)
-  const rows = readFileSync(run.files.serverMetrics as string, 'utf8').trim().split('\n')
+  const rows = readFileSync(run.files.serverMetrics as string, 'utf8')
+    .trim()
+    .split('\n')
   expect(rows[0]).toBe('time,source,metric,value')
-  const parsed = rows.slice(1).map((line) => line.split(',')).map(([time, source, metric, value]) => ({ time: Number(time), source, metric, value: Number(value) }))
+  const parsed = rows
+    .slice(1)
+    .map((line) => line.split(','))
+    .map(([time, source, metric, value]) => ({ time: Number(time), source, metric, value: Number(value) }))
   const duration = run.summary.duration_s
   for (const worker of ['worker-1', 'worker-2', 'worker-3', 'worker-4']) {
-    const times = [...new Set(parsed.filter((r) => r.source === worker && r.metric === 'num_running_reqs').map((r) => r.time))]
-    expect(times.length / duration, `${worker}: ${times.length} samples over ${duration.toFixed(2)} s`).toBeGreaterThanOrEqual(2)
+    const times = [
+      ...new Set(parsed.filter((r) => r.source === worker && r.metric === 'num_running_reqs').map((r) => r.time)),
+    ]
+    expect(
+      times.length / duration,
+      `${worker}: ${times.length} samples over ${duration.toFixed(2)} s`,
+    ).toBeGreaterThanOrEqual(2)
     expect(parsed.some((r) => r.source === worker && r.metric === 'num_queue_reqs')).toBe(true)
   }
   expect(parsed.some((r) => r.source === 'router' && r.metric === 'requests_active:worker-2')).toBe(true)
@@ -29,7 +49,9 @@ test('a 4-worker simulated cluster behind its router: every worker and the route
   // 4 running per worker at most (its --max-running-requests); 60 req/s of 48 tokens overflow it, so requests queue
   expect(sm?.peak.num_running_reqs).toBe(4)
   expect(sm?.peak.num_queue_reqs).toBeGreaterThan(0)
-  expect(Math.max(...parsed.filter((r) => r.metric === 'num_queue_reqs').map((r) => r.value))).toBe(sm?.peak.num_queue_reqs)
+  expect(Math.max(...parsed.filter((r) => r.metric === 'num_queue_reqs').map((r) => r.value))).toBe(
+    sm?.peak.num_queue_reqs,
+  )
   // the workers' own counters account for every request, and round robin spreads them evenly
   expect(Object.values(sm?.requests_per_worker ?? {}).reduce((a, b) => a + b, 0)).toBe(180)
   expect(Object.values(sm?.requests_per_worker ?? {})).toEqual([45, 45, 45, 45])
@@ -38,8 +60,17 @@ test('a 4-worker simulated cluster behind its router: every worker and the route
 })
 
 test('a server without /metrics gets a note, not a failure, and no value', async () => {
-  await using node = await launchTopology('no-metrics', { workers: 1, server: { enableMetrics: false } }, { logDir: outDir() })
-  const run = await benchRequests(node, { rate: 50, requests: 10, dataset: { kind: 'random', inputLen: 16, outputLen: 4 }, outDir: outDir() })
+  await using node = await launchTopology(
+    'no-metrics',
+    { workers: 1, server: { enableMetrics: false } },
+    { logDir: outDir() },
+  )
+  const run = await benchRequests(node, {
+    rate: 50,
+    requests: 10,
+    dataset: { kind: 'random', inputLen: 16, outputLen: 4 },
+    outDir: outDir(),
+  })
   expect(run.summary.success_rate).toBe(1)
   expect(run.summary.server_metrics?.sources['worker-1']?.note).toContain('no /metrics (404)')
   expect(run.summary.server_metrics?.peak).toEqual({ num_running_reqs: null, num_queue_reqs: null, token_usage: null })
@@ -50,16 +81,30 @@ test('a topology on GPUs: nvidia-smi is read for the run as sources gpu0, gpu1; 
   // nvidia-smi as a stand-in executable (no GPU here): it records its arguments and prints what the real one does
   const bin = outDir()
   const argsFile = join(bin, 'args')
-  writeFileSync(join(bin, 'nvidia-smi'), `#!/bin/sh\necho "$@" > ${argsFile}\necho $$ >> ${argsFile}\nwhile true; do echo "0, 37, 1024, 120.5"; echo "1, 80, 2048, [N/A]"; sleep 0.1; done\n`)
+  writeFileSync(
+    join(bin, 'nvidia-smi'),
+    `#!/bin/sh\necho "$@" > ${argsFile}\necho $$ >> ${argsFile}\nwhile true; do echo "0, 37, 1024, 120.5"; echo "1, 80, 2048, [N/A]"; sleep 0.1; done\n`,
+  )
   chmodSync(join(bin, 'nvidia-smi'), 0o755)
   const path = process.env['PATH']
   process.env['PATH'] = `${bin}:${path}`
   try {
     await using node = await launchTopology('gpu-node', { workers: 1 }, { logDir: outDir() })
-    const run = await benchRequests({ ...node, gpus: [0, 1] }, { rate: 50, requests: 30, dataset: { kind: 'random', inputLen: 16, outputLen: 8 }, outDir: outDir() })
+    const run = await benchRequests(
+      { ...node, gpus: [0, 1] },
+      { rate: 50, requests: 30, dataset: { kind: 'random', inputLen: 16, outputLen: 8 }, outDir: outDir() },
+    )
     const [args, pid] = readFileSync(argsFile, 'utf8').trim().split('\n')
-    expect(args).toBe('--query-gpu=index,utilization.gpu,memory.used,power.draw --format=csv,noheader,nounits -lms 250 -i 0,1')
-    expect(run.summary.server_metrics?.gpus).toEqual({ peaks: { gpu0: { gpu_utilization_pct: 37, gpu_memory_used_mib: 1024, gpu_power_w: 120.5 }, gpu1: { gpu_utilization_pct: 80, gpu_memory_used_mib: 2048 } }, note: undefined })
+    expect(args).toBe(
+      '--query-gpu=index,utilization.gpu,memory.used,power.draw --format=csv,noheader,nounits -lms 250 -i 0,1',
+    )
+    expect(run.summary.server_metrics?.gpus).toEqual({
+      peaks: {
+        gpu0: { gpu_utilization_pct: 37, gpu_memory_used_mib: 1024, gpu_power_w: 120.5 },
+        gpu1: { gpu_utilization_pct: 80, gpu_memory_used_mib: 2048 },
+      },
+      note: undefined,
+    })
     const rows = readFileSync(run.files.serverMetrics as string, 'utf8')
     expect(rows).toContain(',gpu0,gpu_power_w,120.5')
     expect(rows).not.toContain('gpu1,gpu_power_w')
@@ -74,7 +119,10 @@ test('no nvidia-smi: GPUs are not sampled, and the summary says why', async () =
   process.env['PATH'] = outDir()
   try {
     await using node = await launchTopology('gpu-less', { workers: 1 }, { logDir: outDir() })
-    const run = await benchRequests({ ...node, gpus: [0] }, { rate: 50, requests: 5, dataset: { kind: 'random', inputLen: 16, outputLen: 4 }, outDir: outDir() })
+    const run = await benchRequests(
+      { ...node, gpus: [0] },
+      { rate: 50, requests: 5, dataset: { kind: 'random', inputLen: 16, outputLen: 4 }, outDir: outDir() },
+    )
     expect(run.summary.server_metrics?.gpus).toEqual({ peaks: {}, note: 'nvidia-smi not found: GPUs not sampled' })
   } finally {
     process.env['PATH'] = path
@@ -83,10 +131,33 @@ test('no nvidia-smi: GPUs are not sampled, and the summary says why', async () =
 
 test("llama.cpp's and vLLM's names map to the same metrics as SGLang's", () => {
   // llama.cpp's server /metrics (--metrics), as measured on its 2025-02 build
-  const llama = ['# TYPE llamacpp:kv_cache_usage_ratio gauge', 'llamacpp:kv_cache_usage_ratio 0.25', '# TYPE llamacpp:requests_processing gauge', 'llamacpp:requests_processing 3', '# TYPE llamacpp:requests_deferred gauge', 'llamacpp:requests_deferred 7', 'llamacpp:predicted_tokens_seconds inf'].join('\n')
+  const llama = [
+    '# TYPE llamacpp:kv_cache_usage_ratio gauge',
+    'llamacpp:kv_cache_usage_ratio 0.25',
+    '# TYPE llamacpp:requests_processing gauge',
+    'llamacpp:requests_processing 3',
+    '# TYPE llamacpp:requests_deferred gauge',
+    'llamacpp:requests_deferred 7',
+    'llamacpp:predicted_tokens_seconds inf',
+  ].join('\n')
   expect(Object.fromEntries(workerValues(llama))).toEqual({ token_usage: 0.25, num_running_reqs: 3, num_queue_reqs: 7 })
-  const vllm = ['vllm:num_requests_running{model_name="m"} 2', 'vllm:num_requests_waiting{model_name="m"} 5', 'vllm:kv_cache_usage_perc{model_name="m"} 0.5', 'vllm:request_success_total{finished_reason="length",model_name="m"} 10', 'vllm:request_success_total{finished_reason="stop",model_name="m"} 4'].join('\n')
-  expect(Object.fromEntries(workerValues(vllm))).toEqual({ num_running_reqs: 2, num_queue_reqs: 5, token_usage: 0.5, num_requests_total: 14 })
-  const router = 'smg_worker_requests_active{worker="http://127.0.0.1:1"} 3\nsgl_router_worker_health{worker="http://127.0.0.1:2"} 1'
-  expect(Object.fromEntries(routerValues(router, (u) => (u.endsWith(':1') ? 'worker-1' : 'worker-2')))).toEqual({ 'requests_active:worker-1': 3, 'worker_health:worker-2': 1 })
+  const vllm = [
+    'vllm:num_requests_running{model_name="m"} 2',
+    'vllm:num_requests_waiting{model_name="m"} 5',
+    'vllm:kv_cache_usage_perc{model_name="m"} 0.5',
+    'vllm:request_success_total{finished_reason="length",model_name="m"} 10',
+    'vllm:request_success_total{finished_reason="stop",model_name="m"} 4',
+  ].join('\n')
+  expect(Object.fromEntries(workerValues(vllm))).toEqual({
+    num_running_reqs: 2,
+    num_queue_reqs: 5,
+    token_usage: 0.5,
+    num_requests_total: 14,
+  })
+  const router =
+    'smg_worker_requests_active{worker="http://127.0.0.1:1"} 3\nsgl_router_worker_health{worker="http://127.0.0.1:2"} 1'
+  expect(Object.fromEntries(routerValues(router, (u) => (u.endsWith(':1') ? 'worker-1' : 'worker-2')))).toEqual({
+    'requests_active:worker-1': 3,
+    'worker_health:worker-2': 1,
+  })
 })

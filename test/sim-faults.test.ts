@@ -15,7 +15,11 @@ test('--fault-exit-after: the worker dies mid-stream; in-flight requests fail as
   const types = run.summary.errors_by_type
   expect(types['reset']).toBeGreaterThan(0)
   expect(types['refused']).toBeGreaterThan(0)
-  expect(run.records.filter((r) => r.error_type === 'reset').every((r) => r.chunks > 0 || r.error?.startsWith('connection reset'))).toBe(true)
+  expect(
+    run.records
+      .filter((r) => r.error_type === 'reset')
+      .every((r) => r.chunks > 0 || r.error?.startsWith('connection reset')),
+  ).toBe(true)
 })
 
 test('--fault-refuse-after: new connections are refused once it stops listening', async () => {
@@ -34,12 +38,20 @@ test('--fault-error-rate: about that fraction fails, as 500s or in-stream error 
   for (let i = 0; i < 2; i++) {
     const w = await startSimWorker(['--fault-error-rate', '0.3', '--random-seed', '5', '--speed', '4'])
     try {
-      const run = await benchRequests({ url: w.url }, { rate: 200, requests: 100, dataset: { kind: 'random', inputLen: 8, outputLen: 4 }, outDir: outDir() })
+      const run = await benchRequests(
+        { url: w.url },
+        { rate: 200, requests: 100, dataset: { kind: 'random', inputLen: 8, outputLen: 4 }, outDir: outDir() },
+      )
       const failed = run.records.filter((r) => !r.success)
       expect(failed.length).toBeGreaterThan(15)
       expect(failed.length).toBeLessThan(45)
       expect(failed.every((r) => r.error?.includes('injected by --fault-error-rate'))).toBe(true)
-      outcomes.push(run.records.map((r) => `${r.req_id.split('-')[1]}:${r.success}`).sort().join(','))
+      outcomes.push(
+        run.records
+          .map((r) => `${r.req_id.split('-')[1]}:${r.success}`)
+          .sort()
+          .join(','),
+      )
     } finally {
       await w.stop()
     }
@@ -54,7 +66,10 @@ test('--fault-stall-rate: stalled streams pause half-way; a short stallTimeoutMs
     const slow = await benchRequests({ url: w.url }, { rate: 50, requests: 3, dataset, outDir: outDir() })
     expect(slow.summary.success_rate).toBe(1)
     expect(slow.summary.metrics.itl_max?.min).toBeGreaterThan(1000)
-    const strict = await benchRequests({ url: w.url }, { rate: 50, requests: 3, dataset, stallTimeoutMs: 500, outDir: outDir() })
+    const strict = await benchRequests(
+      { url: w.url },
+      { rate: 50, requests: 3, dataset, stallTimeoutMs: 500, outDir: outDir() },
+    )
     expect(strict.summary.errors_by_type).toEqual({ stall: 3 })
   } finally {
     await w.stop()

@@ -17,15 +17,27 @@ const json = async (url: string, init?: Parameters<typeof request>[1]): Promise<
 describe('two workers', () => {
   let workers: StartedServer[]
   beforeAll(async () => {
-    workers = await Promise.all([startSimWorker(['--enable-metrics', '--speed', '4'], 'w1'), startSimWorker(['--enable-metrics', '--speed', '4'], 'w2')])
+    workers = await Promise.all([
+      startSimWorker(['--enable-metrics', '--speed', '4'], 'w1'),
+      startSimWorker(['--enable-metrics', '--speed', '4'], 'w2'),
+    ])
   })
   afterAll(() => Promise.all(workers.map((w) => w.stop())))
 
   test('round_robin spreads evenly, and the client reads the serving worker from the router’s header', async () => {
-    const router = await startSimRouter(workers.map((w) => w.url), ['--policy', 'round_robin'])
+    const router = await startSimRouter(
+      workers.map((w) => w.url),
+      ['--policy', 'round_robin'],
+    )
     try {
-      expect(await json(`${router.url}/readiness`)).toEqual({ status: 200, body: { status: 'ready', healthy_workers: 2, total_workers: 2 } })
-      const run = await benchRequests({ url: router.url }, { rate: 200, requests: 40, dataset: { kind: 'random', inputLen: 16, outputLen: 4 }, outDir: outDir() })
+      expect(await json(`${router.url}/readiness`)).toEqual({
+        status: 200,
+        body: { status: 'ready', healthy_workers: 2, total_workers: 2 },
+      })
+      const run = await benchRequests(
+        { url: router.url },
+        { rate: 200, requests: 40, dataset: { kind: 'random', inputLen: 16, outputLen: 4 }, outDir: outDir() },
+      )
       expect(run.summary.requests_per_host).toEqual({ [workers[0]!.url]: 20, [workers[1]!.url]: 20 })
       expect(run.records.every((r) => r.server_timestamps === 'current')).toBe(true)
     } finally {
@@ -34,9 +46,19 @@ describe('two workers', () => {
   })
 
   test('cache_aware keeps a shared prefix on one worker while load is balanced', async () => {
-    const router = await startSimRouter(workers.map((w) => w.url), ['--policy', 'cache_aware'])
+    const router = await startSimRouter(
+      workers.map((w) => w.url),
+      ['--policy', 'cache_aware'],
+    )
     try {
-      const dataset = { kind: 'shared-prefix', groups: 1, promptsPerGroup: 20, systemPromptLen: 300, questionLen: 8, outputLen: 2 } as const
+      const dataset = {
+        kind: 'shared-prefix',
+        groups: 1,
+        promptsPerGroup: 20,
+        systemPromptLen: 300,
+        questionLen: 8,
+        outputLen: 2,
+      } as const
       const run = await benchRequests({ url: router.url }, { rate: 50, arrival: 'constant', dataset, outDir: outDir() })
       expect(Object.values(run.summary.requests_per_host)).toEqual([20])
     } finally {
@@ -45,10 +67,23 @@ describe('two workers', () => {
   })
 
   test('cache_aware falls back to the least-loaded worker under imbalance', async () => {
-    const router = await startSimRouter(workers.map((w) => w.url), ['--policy', 'cache_aware', '--balance-abs-threshold', '2', '--balance-rel-threshold', '1.5'])
+    const router = await startSimRouter(
+      workers.map((w) => w.url),
+      ['--policy', 'cache_aware', '--balance-abs-threshold', '2', '--balance-rel-threshold', '1.5'],
+    )
     try {
-      const dataset = { kind: 'shared-prefix', groups: 1, promptsPerGroup: 30, systemPromptLen: 300, questionLen: 8, outputLen: 30 } as const
-      const run = await benchRequests({ url: router.url }, { rate: Number.POSITIVE_INFINITY, dataset, outDir: outDir() })
+      const dataset = {
+        kind: 'shared-prefix',
+        groups: 1,
+        promptsPerGroup: 30,
+        systemPromptLen: 300,
+        questionLen: 8,
+        outputLen: 30,
+      } as const
+      const run = await benchRequests(
+        { url: router.url },
+        { rate: Number.POSITIVE_INFINITY, dataset, outDir: outDir() },
+      )
       const counts = Object.values(run.summary.requests_per_host)
       expect(counts).toHaveLength(2)
       expect(Math.min(...counts)).toBeGreaterThan(5)
@@ -62,15 +97,28 @@ describe('two workers', () => {
     const router = await startSimRouter([workers[0]!.url], ['--prometheus-port', String(promPort)])
     try {
       expect((await json(`${router.url}/workers`)).body.total).toBe(1)
-      const added = await json(`${router.url}/workers`, { method: 'POST', body: JSON.stringify({ url: workers[1]!.url }) })
+      const added = await json(`${router.url}/workers`, {
+        method: 'POST',
+        body: JSON.stringify({ url: workers[1]!.url }),
+      })
       expect(added).toMatchObject({ status: 202, body: { status: 'accepted', url: workers[1]!.url } })
       expect((await json(`${router.url}/workers`)).body.total).toBe(2)
       expect((await json(`${router.url}/workers/${added.body.worker_id}`, { method: 'DELETE' })).status).toBe(202)
       expect((await json(`${router.url}/workers`)).body.total).toBe(1)
       expect((await json(`${router.url}/flush_cache`, { method: 'POST' })).body.status).toBe('success')
-      await request(`${router.url}/generate`, { method: 'POST', body: JSON.stringify({ text: 'hi', sampling_params: { max_new_tokens: 1 } }) }).then((r) => r.body.text())
+      await request(`${router.url}/generate`, {
+        method: 'POST',
+        body: JSON.stringify({ text: 'hi', sampling_params: { max_new_tokens: 1 } }),
+      }).then((r) => r.body.text())
       const metrics = await (await request(`http://127.0.0.1:${promPort}/metrics`)).body.text()
-      for (const name of ['smg_http_requests_total', 'smg_worker_selection_total', 'smg_worker_health', 'smg_worker_pool_size', 'smg_worker_requests_active']) expect(metrics, name).toContain(name)
+      for (const name of [
+        'smg_http_requests_total',
+        'smg_worker_selection_total',
+        'smg_worker_health',
+        'smg_worker_pool_size',
+        'smg_worker_requests_active',
+      ])
+        expect(metrics, name).toContain(name)
     } finally {
       await router.stop()
     }
@@ -83,18 +131,27 @@ test('/health is always 200; /readiness is 503 until a worker is healthy', async
   const router = await startSimRouter([`http://127.0.0.1:${port}`], [], { path: '/health' })
   try {
     expect((await request(`${router.url}/health`)).statusCode).toBe(200)
-    expect(await json(`${router.url}/readiness`)).toEqual({ status: 503, body: { status: 'not ready', reason: 'insufficient healthy workers' } })
+    expect(await json(`${router.url}/readiness`)).toEqual({
+      status: 503,
+      body: { status: 'not ready', reason: 'insufficient healthy workers' },
+    })
   } finally {
     await router.stop()
   }
 })
 
 test('a killed worker’s new requests are retried on another before their stream starts', async () => {
-  const [a, b] = await Promise.all([startSimWorker(['--speed', '4'], 'alive'), startSimWorker(['--speed', '4'], 'doomed')])
+  const [a, b] = await Promise.all([
+    startSimWorker(['--speed', '4'], 'alive'),
+    startSimWorker(['--speed', '4'], 'doomed'),
+  ])
   const router = await startSimRouter([a!.url, b!.url], ['--policy', 'round_robin'])
   try {
     await b!.kill()
-    const run = await benchRequests({ url: router.url }, { rate: 100, requests: 10, dataset: { kind: 'random', inputLen: 8, outputLen: 3 }, outDir: outDir() })
+    const run = await benchRequests(
+      { url: router.url },
+      { rate: 100, requests: 10, dataset: { kind: 'random', inputLen: 8, outputLen: 3 }, outDir: outDir() },
+    )
     expect(run.summary.success_rate).toBe(1)
     expect(run.summary.requests_per_host).toEqual({ [a!.url]: 10 })
   } finally {

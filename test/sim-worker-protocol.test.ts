@@ -4,13 +4,25 @@ import type { StartedServer } from '../src/launch/started-server.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 async function post(url: string, path: string, body: unknown): Promise<{ status: number; type: string; text: string }> {
-  const res = await request(`${url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  const res = await request(`${url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  })
   return { status: res.statusCode, type: String(res.headers['content-type']), text: await res.body.text() }
 }
 
 const events = (text: string): string[] => text.split('\n\n').filter((e) => e !== '')
-const payloads = (text: string): Array<Record<string, any>> => events(text).filter((e) => e !== 'data: [DONE]').map((e) => JSON.parse(e.slice('data: '.length)))
-const gen = (extra: Record<string, unknown> = {}) => ({ text: 'the quick brown fox', stream: true, sampling_params: { max_new_tokens: 3, ignore_eos: true }, ...extra })
+const payloads = (text: string): Array<Record<string, any>> =>
+  events(text)
+    .filter((e) => e !== 'data: [DONE]')
+    .map((e) => JSON.parse(e.slice('data: '.length)))
+const gen = (extra: Record<string, unknown> = {}) => ({
+  text: 'the quick brown fox',
+  stream: true,
+  sampling_params: { max_new_tokens: 3, ignore_eos: true },
+  ...extra,
+})
 
 describe('sim-server with --enable-metrics', () => {
   let w: StartedServer
@@ -36,14 +48,31 @@ describe('sim-server with --enable-metrics', () => {
 
   test('meta_info: SGLang’s keys, timing fields on every chunk, end keys on the last, first-sent stamp on the first', async () => {
     const [first, , last] = payloads((await post(w.url, '/generate', gen())).text)
-    for (const key of ['id', 'finish_reason', 'prompt_tokens', 'completion_tokens', 'cached_tokens', 'weight_version', 'queue_time', 'forward_entry_time', 'prefill_finished_time']) {
+    for (const key of [
+      'id',
+      'finish_reason',
+      'prompt_tokens',
+      'completion_tokens',
+      'cached_tokens',
+      'weight_version',
+      'queue_time',
+      'forward_entry_time',
+      'prefill_finished_time',
+    ]) {
       expect(first?.meta_info, key).toHaveProperty(key)
     }
     expect(first?.meta_info.finish_reason).toBeNull()
     expect(first?.meta_info).toHaveProperty('response_sent_to_client_ts')
     expect(first?.meta_info).not.toHaveProperty('e2e_latency')
     expect(last?.meta_info.finish_reason).toEqual({ type: 'length', length: 3 })
-    for (const key of ['e2e_latency', 'request_received_ts', 'api_server_dispatch_finish_ts', 'request_finished_ts', 'decode_throughput']) expect(last?.meta_info, key).toHaveProperty(key)
+    for (const key of [
+      'e2e_latency',
+      'request_received_ts',
+      'api_server_dispatch_finish_ts',
+      'request_finished_ts',
+      'decode_throughput',
+    ])
+      expect(last?.meta_info, key).toHaveProperty(key)
     const m = last?.meta_info
     expect(m.forward_entry_time - m.queue_time).toBeGreaterThanOrEqual(m.request_received_ts - 1e-6)
     expect(m.prefill_finished_time).toBeGreaterThan(m.forward_entry_time)
@@ -60,14 +89,23 @@ describe('sim-server with --enable-metrics', () => {
   })
 
   test('errors as SGLang gives them: a 400 body, or a 200 stream carrying the error chunk', async () => {
-    expect(await post(w.url, '/generate', { stream: false })).toMatchObject({ status: 400, text: '{"error":{"message":"Either text, input_ids or input_embeds should be provided."}}' })
+    expect(await post(w.url, '/generate', { stream: false })).toMatchObject({
+      status: 400,
+      text: '{"error":{"message":"Either text, input_ids or input_embeds should be provided."}}',
+    })
     const streamed = await post(w.url, '/generate', { stream: true })
     expect(streamed.status).toBe(200)
-    expect(streamed.text).toBe('data: {"error":{"message":"Either text, input_ids or input_embeds should be provided.","type":"invalid_request_error","code":400,"retryable":false}}\n\ndata: [DONE]\n\n')
+    expect(streamed.text).toBe(
+      'data: {"error":{"message":"Either text, input_ids or input_embeds should be provided.","type":"invalid_request_error","code":400,"retryable":false}}\n\ndata: [DONE]\n\n',
+    )
   })
 
   test('a duplicate in-flight rid is rejected', async () => {
-    const slow = post(w.url, '/generate', gen({ rid: 'same', stream: false, sampling_params: { max_new_tokens: 60, ignore_eos: true } }))
+    const slow = post(
+      w.url,
+      '/generate',
+      gen({ rid: 'same', stream: false, sampling_params: { max_new_tokens: 60, ignore_eos: true } }),
+    )
     await new Promise((r) => setTimeout(r, 20))
     const dup = await post(w.url, '/generate', gen({ rid: 'same', stream: false }))
     expect(dup).toMatchObject({ status: 400, text: '{"error":{"message":"Duplicate request ID detected: same"}}' })
@@ -75,17 +113,36 @@ describe('sim-server with --enable-metrics', () => {
   })
 
   test('/v1/chat/completions: role chunk, deltas, a separate finish chunk, the usage chunk with choices: []', async () => {
-    const res = await post(w.url, '/v1/chat/completions', { model: 'm', messages: [{ role: 'user', content: 'hi' }], max_tokens: 2, stream: true, ignore_eos: true, stream_options: { include_usage: true } })
+    const res = await post(w.url, '/v1/chat/completions', {
+      model: 'm',
+      messages: [{ role: 'user', content: 'hi' }],
+      max_tokens: 2,
+      stream: true,
+      ignore_eos: true,
+      stream_options: { include_usage: true },
+    })
     const p = payloads(res.text)
     expect(p[0]?.choices[0].delta).toEqual({ role: 'assistant', content: '', reasoning_content: null })
-    expect(p.slice(1, 3).every((c) => typeof c.choices[0].delta.content === 'string' && c.choices[0].delta.content !== '')).toBe(true)
+    expect(
+      p.slice(1, 3).every((c) => typeof c.choices[0].delta.content === 'string' && c.choices[0].delta.content !== ''),
+    ).toBe(true)
     expect(p[3]?.choices[0]).toMatchObject({ delta: {}, finish_reason: 'length' })
     expect(p[4]).toMatchObject({ choices: [], usage: { completion_tokens: 2 } })
     expect(events(res.text).at(-1)).toBe('data: [DONE]')
   })
 
   test('/v1/completions: text deltas, finish_reason on the last content chunk', async () => {
-    const p = payloads((await post(w.url, '/v1/completions', { model: 'm', prompt: 'hi there', max_tokens: 3, stream: true, ignore_eos: true })).text)
+    const p = payloads(
+      (
+        await post(w.url, '/v1/completions', {
+          model: 'm',
+          prompt: 'hi there',
+          max_tokens: 3,
+          stream: true,
+          ignore_eos: true,
+        })
+      ).text,
+    )
     expect(p).toHaveLength(3)
     expect(p.map((c) => c.choices[0].finish_reason)).toEqual([null, null, 'length'])
     expect(p.every((c) => c.object === 'text_completion' && c.usage === null)).toBe(true)
@@ -93,16 +150,33 @@ describe('sim-server with --enable-metrics', () => {
 
   test('/metrics shows the sglang:* series', async () => {
     const text = await (await request(`${w.url}/metrics`)).body.text()
-    for (const name of ['sglang:num_running_reqs', 'sglang:num_queue_reqs', 'sglang:queue_time_seconds_bucket', 'sglang:time_to_first_token_seconds_bucket', 'sglang:inter_token_latency_seconds_bucket', 'sglang:e2e_request_latency_seconds_bucket', 'sglang:prompt_tokens_total', 'sglang:generation_tokens_total', 'sglang:num_requests_total']) {
+    for (const name of [
+      'sglang:num_running_reqs',
+      'sglang:num_queue_reqs',
+      'sglang:queue_time_seconds_bucket',
+      'sglang:time_to_first_token_seconds_bucket',
+      'sglang:inter_token_latency_seconds_bucket',
+      'sglang:e2e_request_latency_seconds_bucket',
+      'sglang:prompt_tokens_total',
+      'sglang:generation_tokens_total',
+      'sglang:num_requests_total',
+    ]) {
       expect(text, name).toContain(name)
     }
   })
 
   test('info routes: /model_info, /server_info and their old names, /v1/models, /v1/loads', async () => {
-    for (const path of ['/model_info', '/get_model_info']) expect(JSON.parse(await (await request(`${w.url}${path}`)).body.text())).toMatchObject({ is_generation: true })
-    for (const path of ['/server_info', '/get_server_info']) expect(JSON.parse(await (await request(`${w.url}${path}`)).body.text())).toMatchObject({ enable_metrics: true, random_seed: 7 })
+    for (const path of ['/model_info', '/get_model_info'])
+      expect(JSON.parse(await (await request(`${w.url}${path}`)).body.text())).toMatchObject({ is_generation: true })
+    for (const path of ['/server_info', '/get_server_info'])
+      expect(JSON.parse(await (await request(`${w.url}${path}`)).body.text())).toMatchObject({
+        enable_metrics: true,
+        random_seed: 7,
+      })
     expect(JSON.parse(await (await request(`${w.url}/v1/models`)).body.text()).data[0].id).toBe('sim/llama-3.1-8b-h100')
-    expect(JSON.parse(await (await request(`${w.url}/v1/loads`)).body.text()).loads[0]).toHaveProperty('num_waiting_reqs')
+    expect(JSON.parse(await (await request(`${w.url}/v1/loads`)).body.text()).loads[0]).toHaveProperty(
+      'num_waiting_reqs',
+    )
   })
 
   test('/flush_cache answers 200 when idle, on GET and POST', async () => {
@@ -118,7 +192,9 @@ test('without --enable-metrics: no /metrics and no timing fields, but response_s
   const w = await startSimWorker(['--speed', '4'])
   try {
     expect((await request(`${w.url}/metrics`)).statusCode).toBe(404)
-    const [first, last] = payloads((await post(w.url, '/generate', gen({ sampling_params: { max_new_tokens: 2, ignore_eos: true } }))).text)
+    const [first, last] = payloads(
+      (await post(w.url, '/generate', gen({ sampling_params: { max_new_tokens: 2, ignore_eos: true } }))).text,
+    )
     expect(Object.keys(first?.meta_info)).toContain('response_sent_to_client_ts')
     expect(Object.keys(last?.meta_info)).not.toContain('queue_time')
     expect(Object.keys(last?.meta_info)).toContain('e2e_latency')
@@ -128,13 +204,23 @@ test('without --enable-metrics: no /metrics and no timing fields, but response_s
 })
 
 test.each([
-  ['v0.5.5', ['queue_time', 'prefill_delay', 'prefill_latency'], ['request_received_ts', 'request_scheduled_ts', 'prefill_finished_ts', 'decode_finished_ts', 'forward_time']],
-  ['v0.5.6', ['queue_time', 'prefill_launch_delay', 'prefill_launch_latency', 'prefill_finished_ts'], ['request_received_ts', 'request_sent_to_scheduler_ts', 'decode_finished_ts', 'inference_time']],
+  [
+    'v0.5.5',
+    ['queue_time', 'prefill_delay', 'prefill_latency'],
+    ['request_received_ts', 'request_scheduled_ts', 'prefill_finished_ts', 'decode_finished_ts', 'forward_time'],
+  ],
+  [
+    'v0.5.6',
+    ['queue_time', 'prefill_launch_delay', 'prefill_launch_latency', 'prefill_finished_ts'],
+    ['request_received_ts', 'request_sent_to_scheduler_ts', 'decode_finished_ts', 'inference_time'],
+  ],
   ['patched', ['server_created_time', 'queue_time_start', 'queue_time_end', 'server_first_token_time'], []],
 ])('--timestamp-format %s emits that generation’s names', async (format, perChunk, final) => {
   const w = await startSimWorker(['--enable-metrics', '--timestamp-format', format, '--speed', '4'])
   try {
-    const [first, last] = payloads((await post(w.url, '/generate', gen({ sampling_params: { max_new_tokens: 2, ignore_eos: true } }))).text)
+    const [first, last] = payloads(
+      (await post(w.url, '/generate', gen({ sampling_params: { max_new_tokens: 2, ignore_eos: true } }))).text,
+    )
     for (const key of perChunk) expect(first?.meta_info, key).toHaveProperty(key)
     for (const key of final) expect(last?.meta_info, key).toHaveProperty(key)
     expect(first?.meta_info).not.toHaveProperty('forward_entry_time')
@@ -161,7 +247,10 @@ test('past --max-queued-requests: 503 "The request queue is full."', async () =>
     await new Promise((r) => setTimeout(r, 30))
     const second = post(w.url, '/generate', long)
     await new Promise((r) => setTimeout(r, 30))
-    expect(await post(w.url, '/generate', long)).toMatchObject({ status: 503, text: '{"detail":"The request queue is full."}' })
+    expect(await post(w.url, '/generate', long)).toMatchObject({
+      status: 503,
+      text: '{"detail":"The request queue is full."}',
+    })
     expect((await first).status).toBe(200)
     expect((await second).status).toBe(200)
   } finally {
@@ -182,6 +271,8 @@ test('/health answers 503 while warming up (while /model_info already answers), 
 })
 
 test('bad flags fail with the flag, what was expected and what was given', async () => {
-  await expect(startSimWorker(['--max-running-requests', 'lots'])).rejects.toThrow('`--max-running-requests`: expected a positive integer, got "lots" (string)')
+  await expect(startSimWorker(['--max-running-requests', 'lots'])).rejects.toThrow(
+    '`--max-running-requests`: expected a positive integer, got "lots" (string)',
+  )
   await expect(startSimWorker(['--no-such-flag'])).rejects.toThrow("Unknown option '--no-such-flag'")
 })

@@ -48,7 +48,10 @@ export class ServerStartError extends LlmPerfError {
     message: string,
     details: { exitCode?: number | undefined; logTail: readonly string[]; logFile?: string | undefined },
   ) {
-    const tail = details.logTail.length > 0 ? `\n--- last ${details.logTail.length} log lines ---\n${details.logTail.join('\n')}` : ''
+    const tail =
+      details.logTail.length > 0
+        ? `\n--- last ${details.logTail.length} log lines ---\n${details.logTail.join('\n')}`
+        : ''
     super(code, `${message}${tail}`)
     this.name = 'ServerStartError'
     this.exitCode = details.exitCode

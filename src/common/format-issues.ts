@@ -3,7 +3,8 @@ import type { z } from 'zod'
 /** Renders a value the way an option error quotes it: `-1` (number), `"fast"` (string). */
 export function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing'
-  if (typeof value === 'string') return `${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)} (string)`
+  if (typeof value === 'string')
+    return `${JSON.stringify(value.length > 60 ? `${value.slice(0, 57)}...` : value)} (string)`
   if (typeof value === 'number') return `${Number.isNaN(value) ? 'NaN' : String(value)} (number)`
   if (Array.isArray(value)) return `an array of ${value.length}`
   if (value === null) return 'null'
@@ -16,7 +17,14 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
   return issues.map((issue) => {
     const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(options)'
     // zod reports a bad discriminator with the whole object as input: the user wrote `kind: 'randm'`, say that
-    const input = 'input' in issue && issue.path.at(-1) === 'kind' && typeof issue.input === 'object' && issue.input !== null && 'kind' in issue.input ? (issue.input as { kind: unknown }).kind : issue.input
+    const input =
+      'input' in issue &&
+      issue.path.at(-1) === 'kind' &&
+      typeof issue.input === 'object' &&
+      issue.input !== null &&
+      'kind' in issue.input
+        ? (issue.input as { kind: unknown }).kind
+        : issue.input
     const got = 'input' in issue ? `, got ${describeValue(input)}` : ''
     return `\`${path}\`: ${issue.message}${got}`
   })

@@ -16,7 +16,10 @@ const PROBE_TIMEOUT_MS = 5000
 export async function probeReady(url: string, readiness: Readiness): Promise<boolean> {
   try {
     const timeoutMs = readiness.timeoutMs ?? PROBE_TIMEOUT_MS
-    const res = await request(`${url}${readiness.path}`, { signal: AbortSignal.timeout(timeoutMs), headersTimeout: timeoutMs })
+    const res = await request(`${url}${readiness.path}`, {
+      signal: AbortSignal.timeout(timeoutMs),
+      headersTimeout: timeoutMs,
+    })
     await res.body.dump()
     return res.statusCode === (readiness.status ?? 200)
   } catch {

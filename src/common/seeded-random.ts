@@ -52,7 +52,7 @@ export class SeededRandom {
 
   /** Gamma(shape k, scale θ): Marsaglia–Tsang (2000), with the k < 1 boost U^(1/k). */
   gamma(shape: number, scale: number): number {
-    if (shape < 1) return this.gamma(shape + 1, scale) * Math.pow(1 - this.next(), 1 / shape)
+    if (shape < 1) return this.gamma(shape + 1, scale) * (1 - this.next()) ** (1 / shape)
     const d = shape - 1 / 3
     const c = 1 / Math.sqrt(9 * d)
     for (;;) {

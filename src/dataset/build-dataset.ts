@@ -1,9 +1,9 @@
-import type { ResolvedDataset } from '../options/dataset-options.ts'
-import { SeededRandom } from '../common/seeded-random.ts'
 import { DatasetError } from '../common/errors.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
+import type { ResolvedDataset } from '../options/dataset-options.ts'
 import type { DatasetItem } from './dataset-item.ts'
 import { customRows, sharegptRows, type TextRow } from './file-datasets.ts'
-import { checkTextLengths, textItems, type PromptForm } from './prompt-form.ts'
+import { checkTextLengths, type PromptForm, textItems } from './prompt-form.ts'
 import { randomDataset } from './random-dataset.ts'
 import { sharedPrefixDataset } from './shared-prefix-dataset.ts'
 import { WordTokens } from './word-tokens.ts'
@@ -24,7 +24,12 @@ export interface BuiltDataset {
  * model's tokens where `form.tokenizer` knows them. File datasets are cycled when more requests than rows
  * are asked for, and shuffled with the seed.
  */
-export async function buildDataset(spec: ResolvedDataset, count: number | undefined, seed: number, form: PromptForm): Promise<BuiltDataset> {
+export async function buildDataset(
+  spec: ResolvedDataset,
+  count: number | undefined,
+  seed: number,
+  form: PromptForm,
+): Promise<BuiltDataset> {
   const random = new SeededRandom(seed ^ DATASET_SEED_SALT)
   const exact = form.tokenizer.kind === 'words' ? undefined : await WordTokens.of(form.tokenizer)
   const formFor = exact === undefined ? undefined : form
@@ -43,19 +48,32 @@ export async function buildDataset(spec: ResolvedDataset, count: number | undefi
       items = take(await textItems(form, await withOutputLengths(await customRows(spec), spec.outputLen, form)), count)
       break
   }
-  const inexactPrompts = spec.kind === 'random' || spec.kind === 'shared-prefix' ? await checkTextLengths(form, items) : 0
+  const inexactPrompts =
+    spec.kind === 'random' || spec.kind === 'shared-prefix' ? await checkTextLengths(form, items) : 0
   return { items, inexactPrompts }
 }
 
 /** Output lengths: given, else the reference answer's tokens (words without a tokenizer), else the default. */
-async function withOutputLengths(rows: TextRow[], fallback: number, form: PromptForm): Promise<Array<TextRow & { outputLen: number }>> {
+async function withOutputLengths(
+  rows: TextRow[],
+  fallback: number,
+  form: PromptForm,
+): Promise<Array<TextRow & { outputLen: number }>> {
   const answers = rows.map((r) => (r.outputLen === undefined ? (r.answer ?? '') : ''))
   const counted = await form.tokenizer.encodeAll(answers)
-  return rows.map((r, i) => ({ ...r, outputLen: r.outputLen ?? (r.answer === undefined ? fallback : (counted[i] as number[]).length) }))
+  return rows.map((r, i) => ({
+    ...r,
+    outputLen: r.outputLen ?? (r.answer === undefined ? fallback : (counted[i] as number[]).length),
+  }))
 }
 
 /** As bench_serving: pairs whose prompt or answer is shorter than `minLen` (tokens, or words) are dropped. */
-async function sharegptItems(spec: { path: string; minLen: number }, rows: TextRow[], count: number | undefined, form: PromptForm): Promise<DatasetItem[]> {
+async function sharegptItems(
+  spec: { path: string; minLen: number },
+  rows: TextRow[],
+  count: number | undefined,
+  form: PromptForm,
+): Promise<DatasetItem[]> {
   const out: DatasetItem[] = []
   for (let at = 0; at < rows.length && (count === undefined || out.length < count); at += SHAREGPT_BATCH) {
     const batch = rows.slice(at, at + SHAREGPT_BATCH)
@@ -68,7 +86,10 @@ async function sharegptItems(spec: { path: string; minLen: number }, rows: TextR
     })
     out.push(...(await textItems(form, kept)))
   }
-  if (out.length === 0) throw new DatasetError(`The ShareGPT dataset at ${spec.path} has no usable conversation (two turns of at least ${spec.minLen} ${form.tokenizer.kind === 'words' ? 'words' : 'tokens'})`)
+  if (out.length === 0)
+    throw new DatasetError(
+      `The ShareGPT dataset at ${spec.path} has no usable conversation (two turns of at least ${spec.minLen} ${form.tokenizer.kind === 'words' ? 'words' : 'tokens'})`,
+    )
   return out
 }
 

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
 import { DatasetError } from '../common/errors.ts'
-import { customItemSchema, type CustomItem } from '../options/dataset-options.ts'
 import { formatIssues } from '../common/format-issues.ts'
+import { type CustomItem, customItemSchema } from '../options/dataset-options.ts'
 
 const shareGptSchema = z.array(
   z.looseObject({
@@ -38,8 +38,13 @@ export interface TextRow {
 
 /** ShareGPT format: the first two turns of each conversation, prompt from the first, the answer from the second. */
 export async function sharegptRows(spec: { path: string; outputLen?: number | undefined }): Promise<TextRow[]> {
-  const parsed = shareGptSchema.safeParse(parseJson(await readText(spec.path, 'ShareGPT'), spec.path), { reportInput: true })
-  if (!parsed.success) throw new DatasetError(`The ShareGPT dataset at ${spec.path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`)
+  const parsed = shareGptSchema.safeParse(parseJson(await readText(spec.path, 'ShareGPT'), spec.path), {
+    reportInput: true,
+  })
+  if (!parsed.success)
+    throw new DatasetError(
+      `The ShareGPT dataset at ${spec.path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`,
+    )
   return parsed.data.flatMap((conv, i) => {
     const [first, second] = conv.conversations
     if (first === undefined || second === undefined) return []
@@ -48,9 +53,17 @@ export async function sharegptRows(spec: { path: string; outputLen?: number | un
 }
 
 /** JSON (an array) or JSONL of `{ prompt, completion?, output_len?, id? }`, the seed framework's format among them. */
-export async function customRows(spec: { path?: string | undefined; items?: CustomItem[] | undefined }): Promise<TextRow[]> {
+export async function customRows(spec: {
+  path?: string | undefined
+  items?: CustomItem[] | undefined
+}): Promise<TextRow[]> {
   const raw = spec.items ?? (await readCustomFile(spec.path as string))
-  return raw.map((item, i) => ({ id: String(item.id ?? i), text: item.prompt, answer: item.completion, outputLen: item.output_len }))
+  return raw.map((item, i) => ({
+    id: String(item.id ?? i),
+    text: item.prompt,
+    answer: item.completion,
+    outputLen: item.output_len,
+  }))
 }
 
 async function readCustomFile(path: string): Promise<CustomItem[]> {
@@ -60,7 +73,10 @@ async function readCustomFile(path: string): Promise<CustomItem[]> {
     ? (parseJson(text, path) as unknown[])
     : text.split(/\r?\n/u).flatMap((line, n) => (line.trim() === '' ? [] : [parseJsonLine(line, path, n + 1)]))
   const parsed = z.array(customItemSchema).min(1).safeParse(rows, { reportInput: true })
-  if (!parsed.success) throw new DatasetError(`The custom dataset at ${path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`)
+  if (!parsed.success)
+    throw new DatasetError(
+      `The custom dataset at ${path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`,
+    )
   return parsed.data
 }
 
@@ -68,6 +84,9 @@ function parseJsonLine(line: string, path: string, lineNo: number): unknown {
   try {
     return JSON.parse(line)
   } catch (cause) {
-    throw new DatasetError(`Line ${lineNo} of the JSONL dataset at ${path} is not valid JSON: ${(cause as Error).message}`, { cause })
+    throw new DatasetError(
+      `Line ${lineNo} of the JSONL dataset at ${path} is not valid JSON: ${(cause as Error).message}`,
+      { cause },
+    )
   }
 }

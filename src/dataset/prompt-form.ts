@@ -12,22 +12,45 @@ export interface PromptForm {
 }
 
 /** Content tokens to build so that, with the server's special tokens, it counts `n` (text is sent with them). */
-export const contentTokens = (form: PromptForm, n: number): number => (form.ids || form.chat ? n : Math.max(1, n - form.tokenizer.specialTokens))
+export const contentTokens = (form: PromptForm, n: number): number =>
+  form.ids || form.chat ? n : Math.max(1, n - form.tokenizer.specialTokens)
 
 /** The item for a prompt of words built to an exact token count. */
 export function exactItem(form: PromptForm, id: string, built: TokenExactText, outputLen: number): DatasetItem {
   const special = form.ids || form.chat ? 0 : form.tokenizer.specialTokens
-  return { id, prompt: form.ids ? built.ids : built.text, inputLength: countWords(built.text), promptTokens: built.ids.length + special, outputLen }
+  return {
+    id,
+    prompt: form.ids ? built.ids : built.text,
+    inputLength: countWords(built.text),
+    promptTokens: built.ids.length + special,
+    outputLen,
+  }
 }
 
 /** Items from given texts (ShareGPT, custom): counted, and sent as their ids where the form says so. */
-export async function textItems(form: PromptForm, rows: ReadonlyArray<{ id: string; text: string; outputLen: number }>): Promise<DatasetItem[]> {
-  if (form.tokenizer.kind === 'words') return rows.map((r) => ({ id: r.id, prompt: r.text, inputLength: countWords(r.text), promptTokens: undefined, outputLen: r.outputLen }))
+export async function textItems(
+  form: PromptForm,
+  rows: ReadonlyArray<{ id: string; text: string; outputLen: number }>,
+): Promise<DatasetItem[]> {
+  if (form.tokenizer.kind === 'words')
+    return rows.map((r) => ({
+      id: r.id,
+      prompt: r.text,
+      inputLength: countWords(r.text),
+      promptTokens: undefined,
+      outputLen: r.outputLen,
+    }))
   const encoded = await form.tokenizer.encodeAll(rows.map((r) => r.text))
   return rows.map((r, i) => {
     const ids = encoded[i] as number[]
     const special = form.ids || form.chat ? 0 : form.tokenizer.specialTokens
-    return { id: r.id, prompt: form.ids ? ids : r.text, inputLength: countWords(r.text), promptTokens: ids.length + special, outputLen: r.outputLen }
+    return {
+      id: r.id,
+      prompt: form.ids ? ids : r.text,
+      inputLength: countWords(r.text),
+      promptTokens: ids.length + special,
+      outputLen: r.outputLen,
+    }
   })
 }
 

@@ -16,7 +16,11 @@ test.each([
 })
 
 test('drawn lengths stay in the range and cover it', () => {
-  const items = randomDataset({ inputLen: 100, outputLen: 50, rangeRatio: 0.8, rangeMode: 'sglang', tokenized: false }, 2000, new SeededRandom(3))
+  const items = randomDataset(
+    { inputLen: 100, outputLen: 50, rangeRatio: 0.8, rangeMode: 'sglang', tokenized: false },
+    2000,
+    new SeededRandom(3),
+  )
   const inputs = items.map((i) => i.inputLength)
   expect(Math.min(...inputs)).toBe(80)
   expect(Math.max(...inputs)).toBe(100)
@@ -24,7 +28,11 @@ test('drawn lengths stay in the range and cover it', () => {
 })
 
 test('tokenized prompts are token ids of exact length', () => {
-  const [item] = randomDataset({ inputLen: 64, outputLen: 8, rangeRatio: 1, rangeMode: 'sglang', tokenized: true }, 1, new SeededRandom(1))
+  const [item] = randomDataset(
+    { inputLen: 64, outputLen: 8, rangeRatio: 1, rangeMode: 'sglang', tokenized: true },
+    1,
+    new SeededRandom(1),
+  )
   expect(Array.isArray(item?.prompt)).toBe(true)
   expect(item?.prompt).toHaveLength(64)
 })

@@ -1,7 +1,7 @@
 import type { SeededRandom } from '../common/seeded-random.ts'
+import { VOCABULARY } from '../common/vocabulary.ts'
 import { countWords, type DatasetItem } from './dataset-item.ts'
 import { contentTokens, exactItem, type PromptForm } from './prompt-form.ts'
-import { VOCABULARY } from '../common/vocabulary.ts'
 import type { WordTokens } from './word-tokens.ts'
 
 export interface RandomDatasetSpec {
@@ -30,7 +30,13 @@ const ID_HIGH = 30_000
  * Random prompts of the drawn lengths: in tokens of the served model where its tokenizer is known (`words`
  * given), else in words (`tokenized`: random ids) as before.
  */
-export function randomDataset(spec: RandomDatasetSpec, count: number, random: SeededRandom, form?: PromptForm, words?: WordTokens): DatasetItem[] {
+export function randomDataset(
+  spec: RandomDatasetSpec,
+  count: number,
+  random: SeededRandom,
+  form?: PromptForm,
+  words?: WordTokens,
+): DatasetItem[] {
   const [inLo, inHi] = lengthRange(spec.inputLen, spec.rangeRatio, spec.rangeMode)
   const [outLo, outHi] = lengthRange(spec.outputLen, spec.rangeRatio, spec.rangeMode)
   const items: DatasetItem[] = []
@@ -42,7 +48,13 @@ export function randomDataset(spec: RandomDatasetSpec, count: number, random: Se
       continue
     }
     const prompt = spec.tokenized ? randomIds(inputLen, random) : randomWords(inputLen, random)
-    items.push({ id: String(i), prompt, inputLength: typeof prompt === 'string' ? countWords(prompt) : inputLen, promptTokens: undefined, outputLen })
+    items.push({
+      id: String(i),
+      prompt,
+      inputLength: typeof prompt === 'string' ? countWords(prompt) : inputLen,
+      promptTokens: undefined,
+      outputLen,
+    })
   }
   return items
 }

@@ -1,6 +1,6 @@
 import type { SeededRandom } from '../common/seeded-random.ts'
-import type { PromptTokenizer } from '../tokenizer/prompt-tokenizer.ts'
 import { VOCABULARY } from '../common/vocabulary.ts'
+import type { PromptTokenizer } from '../tokenizer/prompt-tokenizer.ts'
 
 /** A prompt built of whole words whose token count is known exactly. */
 export interface TokenExactText {
@@ -29,7 +29,10 @@ export class WordTokens {
   }
 
   static async of(tokenizer: PromptTokenizer): Promise<WordTokens> {
-    const [lead, inner] = await Promise.all([tokenizer.encodeAll(VOCABULARY), tokenizer.encodeAll(VOCABULARY.map((w) => ` ${w}`))])
+    const [lead, inner] = await Promise.all([
+      tokenizer.encodeAll(VOCABULARY),
+      tokenizer.encodeAll(VOCABULARY.map((w) => ` ${w}`)),
+    ])
     return new WordTokens(lead, inner)
   }
 
@@ -41,7 +44,8 @@ export class WordTokens {
       const table = words.length === 0 && !continues ? this.#lead : this.#inner
       const left = n - ids.length
       let pick = random.int(0, VOCABULARY.length - 1)
-      for (let r = 0; r < REDRAWS && (table[pick] as number[]).length > left; r++) pick = random.int(0, VOCABULARY.length - 1)
+      for (let r = 0; r < REDRAWS && (table[pick] as number[]).length > left; r++)
+        pick = random.int(0, VOCABULARY.length - 1)
       if ((table[pick] as number[]).length > left || (table[pick] as number[]).length === 0) {
         const one = this.#oneToken[random.int(0, Math.max(0, this.#oneToken.length - 1))]
         // without any one-token word the last word is cut: the ids stay exact, the text does not

@@ -1,7 +1,7 @@
 import { execa } from 'execa'
 import { ServerStartError } from '../common/errors.ts'
-import { LogSink } from './log-sink.ts'
 import { probeReady, type Readiness } from '../common/readiness.ts'
+import { LogSink } from './log-sink.ts'
 import { StartedServer } from './started-server.ts'
 
 export interface LaunchSpec {
@@ -34,7 +34,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
   const log = new LogSink(spec.logFile, spec.secrets ?? [])
-  const mask = (s: string): string => (spec.secrets ?? []).filter((x) => x !== '').reduce((acc, x) => acc.replaceAll(x, '***'), s)
+  const mask = (s: string): string =>
+    (spec.secrets ?? []).filter((x) => x !== '').reduce((acc, x) => acc.replaceAll(x, '***'), s)
   log.line(`$ ${mask([spec.command, ...spec.args].join(' '))}`)
   const sub = execa(spec.command, [...spec.args], {
     env: { ...process.env, ...spec.env },
@@ -54,7 +55,14 @@ export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
   log.attach(sub.stderr, '')
   const pid = sub.pid
   if (pid !== undefined) spec.tracker?.track(pid)
-  const server = new StartedServer({ name: spec.name, url: spec.url, port: spec.port, sub, log, untrack: () => pid !== undefined && spec.tracker?.untrack(pid) })
+  const server = new StartedServer({
+    name: spec.name,
+    url: spec.url,
+    port: spec.port,
+    sub,
+    log,
+    untrack: () => pid !== undefined && spec.tracker?.untrack(pid),
+  })
   let exited = false
   const exit = sub.then((r) => {
     exited = true
@@ -65,7 +73,11 @@ export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
     if (await probeReady(spec.url, spec.readiness)) return server
     if (Date.now() > deadline) {
       await server.stop()
-      throw new ServerStartError('LLMPERF_LAUNCH_TIMEOUT', `${spec.name} did not answer ${spec.readiness.status ?? 200} on ${spec.url}${spec.readiness.path} within ${spec.startupTimeoutMs} ms (startupTimeoutMs); it was stopped. Log: ${spec.logFile}`, { logTail: log.tail(50), logFile: spec.logFile })
+      throw new ServerStartError(
+        'LLMPERF_LAUNCH_TIMEOUT',
+        `${spec.name} did not answer ${spec.readiness.status ?? 200} on ${spec.url}${spec.readiness.path} within ${spec.startupTimeoutMs} ms (startupTimeoutMs); it was stopped. Log: ${spec.logFile}`,
+        { logTail: log.tail(50), logFile: spec.logFile },
+      )
     }
     await Promise.race([sleep(spec.readiness.intervalMs ?? 250), exit])
   }
@@ -73,5 +85,9 @@ export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
   await sleep(50)
   await server.stop()
   const how = result.signal !== undefined ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`
-  throw new ServerStartError('LLMPERF_SERVER_EXITED', `${spec.name} ${how} before it was ready (${spec.url}${spec.readiness.path}). Log: ${spec.logFile}`, { exitCode: result.exitCode, logTail: log.tail(50), logFile: spec.logFile })
+  throw new ServerStartError(
+    'LLMPERF_SERVER_EXITED',
+    `${spec.name} ${how} before it was ready (${spec.url}${spec.readiness.path}). Log: ${spec.logFile}`,
+    { exitCode: result.exitCode, logTail: log.tail(50), logFile: spec.logFile },
+  )
 }

@@ -1,6 +1,6 @@
 import { ServerStartError } from '../common/errors.ts'
 import { freePort } from './free-port.ts'
-import { launchProcess, type LaunchSpec } from './launch-process.ts'
+import { type LaunchSpec, launchProcess } from './launch-process.ts'
 import type { StartedServer } from './started-server.ts'
 
 const PORT_ATTEMPTS = 3
@@ -16,7 +16,10 @@ export async function launchWithFreePort(host: string, build: (port: number) => 
     try {
       return await launchProcess(spec)
     } catch (err) {
-      const clash = err instanceof ServerStartError && err.code === 'LLMPERF_SERVER_EXITED' && err.logTail.some((l) => CLASH.test(l))
+      const clash =
+        err instanceof ServerStartError &&
+        err.code === 'LLMPERF_SERVER_EXITED' &&
+        err.logTail.some((l) => CLASH.test(l))
       if (!clash || attempt >= PORT_ATTEMPTS) throw err
     }
   }

@@ -74,7 +74,10 @@ export function sweepLeftovers(): number {
     const m = /^(\d+)-([0-9a-f-]+)\.pids$/u.exec(file)
     if (m === null || alive(Number(m[1]))) continue
     const path = join(PID_DIR, file)
-    for (const pid of readFileSync(path, 'utf8').split('\n').map(Number).filter((p) => p > 0)) {
+    for (const pid of readFileSync(path, 'utf8')
+      .split('\n')
+      .map(Number)
+      .filter((p) => p > 0)) {
       if (!carriesSession(pid, m[2] as string)) continue
       try {
         process.kill(-pid, 'SIGKILL')

@@ -23,7 +23,14 @@ export class StartedServer {
   #stopping: Promise<StoppedServer> | undefined
   #exited = false
 
-  constructor(init: { name: string; url: string; port: number; sub: ResultPromise; log: LogSink; untrack: () => void }) {
+  constructor(init: {
+    name: string
+    url: string
+    port: number
+    sub: ResultPromise
+    log: LogSink
+    untrack: () => void
+  }) {
     this.name = init.name
     this.url = init.url
     this.port = init.port
@@ -49,14 +56,20 @@ export class StartedServer {
 
   /** Resolves when the process exits on its own or is stopped. */
   get exited(): Promise<unknown> {
-    return this.#sub.then(() => undefined, () => undefined)
+    return this.#sub.then(
+      () => undefined,
+      () => undefined,
+    )
   }
 
   /** SIGTERM to the whole process group, SIGKILL after the grace period execa was given. */
   stop(signal: NodeJS.Signals = 'SIGTERM'): Promise<StoppedServer> {
     this.#stopping ??= (async () => {
       if (this.running) this.#sub.kill(signal)
-      const result = await this.#sub.then((r) => r, (e: unknown) => e as { exitCode?: number; signal?: string; isForcefullyTerminated?: boolean })
+      const result = await this.#sub.then(
+        (r) => r,
+        (e: unknown) => e as { exitCode?: number; signal?: string; isForcefullyTerminated?: boolean },
+      )
       this.#untrack()
       await this.#log.close()
       return {

@@ -3,27 +3,27 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { interceptors, Pool } from 'undici'
-import { buildDataset } from '../dataset/build-dataset.ts'
-import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
-import { validateBenchOptions, type BenchOptions } from '../options/bench-options.ts'
-import { describeValue } from '../common/format-issues.ts'
-import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { startRunClock } from '../common/clock.ts'
-import { CsvWriter } from '../record/csv-writer.ts'
-import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
-import { summariseRun } from '../summarise/run-summary.ts'
-import type { BenchRun, BenchSummary, RunContext } from '../summarise/bench-run.ts'
-import { resolveTarget, type BenchTarget } from './bench-target.ts'
+import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
+import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
+import { buildDataset } from '../dataset/build-dataset.ts'
+import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
+import { CsvWriter } from '../record/csv-writer.ts'
 import { htmlReport } from '../report/html-report.ts'
-import { goodput } from '../slo/evaluate-slo.ts'
-import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
-import { runLoop } from './run-loop.ts'
-import { failureHooks } from './failure-schedule.ts'
-import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
-import { runWarmup } from './warmup.ts'
+import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
 import { MetricsSampler, type MetricsSource } from '../server-metrics/metrics-sampler.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
+import { goodput } from '../slo/evaluate-slo.ts'
+import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
+import type { BenchRun, BenchSummary, RunContext } from '../summarise/bench-run.ts'
+import { summariseRun } from '../summarise/run-summary.ts'
+import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
+import { type BenchTarget, resolveTarget } from './bench-target.ts'
+import { failureHooks } from './failure-schedule.ts'
+import { runLoop } from './run-loop.ts'
+import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
+import { runWarmup } from './warmup.ts'
 
 /** Keep-alive stays under SGLang's 5 s uvicorn idle close, so a reused socket is never one it just closed. */
 const KEEP_ALIVE_MS = 4000
@@ -40,9 +40,14 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
   const { items, tokenizer, inexactPrompts } = await datasetFor(opts, target, headers)
   const arrivalsS = arrivalSchedule({ ...opts, requests: items.length })
-  const timeline = [...opts.timeline, ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0))]
+  const timeline = [
+    ...opts.timeline,
+    ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
+  ]
   const runId = randomBytes(4).toString('hex')
-  const outDir = resolve(opts.outDir ?? join('.vitest', 'llm-perf', 'runs', `${new Date().toISOString().replace(/[:.]/gu, '-')}-${runId}`))
+  const outDir = resolve(
+    opts.outDir ?? join('.vitest', 'llm-perf', 'runs', `${new Date().toISOString().replace(/[:.]/gu, '-')}-${runId}`),
+  )
   mkdirSync(outDir, { recursive: true })
   const pool = new Pool(where.origin, {
     connections: Number.isFinite(opts.maxInFlight) ? opts.maxInFlight + 4 : null,
@@ -54,13 +59,35 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
   const warnings: string[] = []
   let sampler: MetricsSampler | undefined
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
-  if (inexactPrompts > 0) warnings.push(`${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens say what the server will count)`)
+  if (inexactPrompts > 0)
+    warnings.push(
+      `${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens say what the server will count)`,
+    )
   try {
-    const [serverInfo, model] = await Promise.all([probeServerInfo(pool), opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool))])
+    const [serverInfo, model] = await Promise.all([
+      probeServerInfo(pool),
+      opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool)),
+    ])
     const body = { api: opts.api, stream: opts.stream, model, temperature: opts.temperature, extraBody: opts.extraBody }
     const clockForWarmup = startRunClock()
-    const secrets = [opts.apiKey ?? '', ...Object.entries(headers).flatMap(([k, v]) => (/^(authorization|x-api-key|api-key)$/iu.test(k) ? [v, v.replace(/^Bearer\s+/iu, '')] : []))]
-    const send = { pool: pool.compose(interceptors.decompress()), maxLineBytes: opts.maxLineBytes, secrets, api: opts.api, stream: opts.stream, headers, stallTimeoutMs: opts.stallTimeoutMs, headersTimeoutMs: opts.headersTimeoutMs, signal: opts.signal, nowMs: clockForWarmup.nowMs }
+    const secrets = [
+      opts.apiKey ?? '',
+      ...Object.entries(headers).flatMap(([k, v]) =>
+        /^(authorization|x-api-key|api-key)$/iu.test(k) ? [v, v.replace(/^Bearer\s+/iu, '')] : [],
+      ),
+    ]
+    const send = {
+      pool: pool.compose(interceptors.decompress()),
+      maxLineBytes: opts.maxLineBytes,
+      secrets,
+      api: opts.api,
+      stream: opts.stream,
+      headers,
+      stallTimeoutMs: opts.stallTimeoutMs,
+      headersTimeoutMs: opts.headersTimeoutMs,
+      signal: opts.signal,
+      nowMs: clockForWarmup.nowMs,
+    }
     const warmup = await runWarmup(send, body, items, opts.warmup, where.host)
     if (warmup.failed > 0) warnings.push(`${warmup.failed} of ${warmup.sent} warm-up requests failed`)
     if (opts.flushCache) {
@@ -72,12 +99,31 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const clock = startRunClock()
     const startedAt = new Date(clock.startEpochS * 1000).toISOString()
     const sources = metricsSources(target)
-    sampler = opts.metricsIntervalMs > 0 ? new MetricsSampler({ sources, path: join(outDir, 'server-metrics.csv'), nowMs: clock.nowMs, intervalMs: opts.metricsIntervalMs, workerName: workerNamer(target), gpus: target.gpus }) : undefined
+    sampler =
+      opts.metricsIntervalMs > 0
+        ? new MetricsSampler({
+            sources,
+            path: join(outDir, 'server-metrics.csv'),
+            nowMs: clock.nowMs,
+            intervalMs: opts.metricsIntervalMs,
+            workerName: workerNamer(target),
+            gpus: target.gpus,
+          })
+        : undefined
     sampler?.start()
-    const hooks = timeline.map((h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)))
+    const hooks = timeline.map(
+      (h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)),
+    )
     loopDelay.enable()
     const result = await runLoop({
-      items, arrivalsS, maxInFlight: opts.maxInFlight, clock, body, host: where.host, runId, signal: opts.signal,
+      items,
+      arrivalsS,
+      maxInFlight: opts.maxInFlight,
+      clock,
+      body,
+      host: where.host,
+      runId,
+      signal: opts.signal,
       send: { ...send, nowMs: clock.nowMs },
       onRecord: (r) => csv.write(r),
       onProgress: opts.onProgress,
@@ -85,7 +131,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     loopDelay.disable()
     const sampled = await sampler?.stop()
     for (const outcome of await Promise.allSettled(hooks)) {
-      if (outcome.status === 'rejected') warnings.push(`timeline hook failed: ${(outcome.reason as Error)?.message ?? String(outcome.reason)}`)
+      if (outcome.status === 'rejected')
+        warnings.push(`timeline hook failed: ${(outcome.reason as Error)?.message ?? String(outcome.reason)}`)
     }
     await csv.close()
     // the histogram records the whole interval between its 1 ms timer's callbacks; the delay is what exceeds it
@@ -95,7 +142,11 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       targetRate: opts.rate,
       waitedForSlot: result.waitedForSlot,
       chat: opts.api === 'chat',
-      eventLoopDelayMs: { p50: ms(loopDelay.percentile(50)), p99: ms(loopDelay.percentile(99)), max: ms(loopDelay.max) },
+      eventLoopDelayMs: {
+        p50: ms(loopDelay.percentile(50)),
+        p99: ms(loopDelay.percentile(99)),
+        max: ms(loopDelay.max),
+      },
     })
     const context: RunContext = {
       name: opts.name,
@@ -106,24 +157,50 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       target: target.name === undefined ? where.origin : `${target.name} (${where.origin})`,
       server_info: serverInfo,
       clock: where.sameHost
-        ? { shared: true, note: 'client and server run on one host and share its clock: mixed client/server formulas hold' }
-        : { shared: false, note: 'the server runs on another host: formulas mixing client and server times hold only if the clocks are synchronised' },
+        ? {
+            shared: true,
+            note: 'client and server run on one host and share its clock: mixed client/server formulas hold',
+          }
+        : {
+            shared: false,
+            note: 'the server runs on another host: formulas mixing client and server times hold only if the clocks are synchronised',
+          },
       warmup,
-      tokenizer: { kind: tokenizer.kind, source: tokenizer.source, special_tokens: tokenizer.specialTokens, prompts_as: items.some((i) => Array.isArray(i.prompt)) ? 'ids' : 'text' },
+      tokenizer: {
+        kind: tokenizer.kind,
+        source: tokenizer.source,
+        special_tokens: tokenizer.specialTokens,
+        prompts_as: items.some((i) => Array.isArray(i.prompt)) ? 'ids' : 'text',
+      },
       warnings,
       goodput: null,
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
     if (opts.slo !== undefined) {
-      const gp = goodput({ records: result.records, summary, files: { csv: csv.path, json: '' } }, normalizeSpec(opts.slo as SloSpec))
+      const gp = goodput(
+        { records: result.records, summary, files: { csv: csv.path, json: '' } },
+        normalizeSpec(opts.slo as SloSpec),
+      )
       summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
     }
     const json = join(outDir, 'summary.json')
     writeFileSync(json, `${JSON.stringify(summary, null, 2)}\n`)
     const html = join(outDir, 'report.html')
-    writeFileSync(html, htmlReport(opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`, result.records, summary, sampled?.series))
-    return { records: result.records, summary, files: { csv: csv.path, json, html, ...(sampler === undefined ? {} : { serverMetrics: sampler.path }) } }
+    writeFileSync(
+      html,
+      htmlReport(
+        opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
+        result.records,
+        summary,
+        sampled?.series,
+      ),
+    )
+    return {
+      records: result.records,
+      summary,
+      files: { csv: csv.path, json, html, ...(sampler === undefined ? {} : { serverMetrics: sampler.path }) },
+    }
   } finally {
     await sampler?.stop().catch(() => undefined)
     await pool.close().catch(() => pool.destroy())
@@ -141,17 +218,26 @@ function validateEverything(target: BenchTarget, options: BenchOptions): ReturnT
       return check()
     } catch (err) {
       if (err instanceof InvalidOptionError) problems.push(...err.problems)
-      else if (err instanceof InvalidThresholdError) problems.push(...err.message.split('\n').map((line) => `\`slo\`: ${line}`))
+      else if (err instanceof InvalidThresholdError)
+        problems.push(...err.message.split('\n').map((line) => `\`slo\`: ${line}`))
       else throw err
       return undefined
     }
   }
   const opts = attempt(() => validateBenchOptions(options))
   const raw = (options ?? {}) as { slo?: unknown; failures?: unknown }
-  if (raw.slo !== undefined && typeof raw.slo === 'object' && raw.slo !== null) attempt(() => normalizeSpec(raw.slo as SloSpec))
-  if (raw.failures !== undefined && typeof raw.failures === 'object' && raw.failures !== null) attempt(() => failureHooks(raw.failures as Record<string, Array<string | number>>, target, 1))
-  if (typeof target?.url !== 'string' || !URL.canParse(target.url) || !/^https?:$/u.test(new URL(target.url).protocol)) {
-    problems.push(`\`target.url\`: expected an http(s) URL such as 'http://127.0.0.1:30000', got ${describeValue(target?.url)}`)
+  if (raw.slo !== undefined && typeof raw.slo === 'object' && raw.slo !== null)
+    attempt(() => normalizeSpec(raw.slo as SloSpec))
+  if (raw.failures !== undefined && typeof raw.failures === 'object' && raw.failures !== null)
+    attempt(() => failureHooks(raw.failures as Record<string, Array<string | number>>, target, 1))
+  if (
+    typeof target?.url !== 'string' ||
+    !URL.canParse(target.url) ||
+    !/^https?:$/u.test(new URL(target.url).protocol)
+  ) {
+    problems.push(
+      `\`target.url\`: expected an http(s) URL such as 'http://127.0.0.1:30000', got ${describeValue(target?.url)}`,
+    )
   }
   if (problems.length > 0 || opts === undefined) throw new InvalidOptionError('benchRequests options', problems)
   return opts
@@ -160,8 +246,17 @@ function validateEverything(target: BenchTarget, options: BenchOptions): ReturnT
 /** Each worker's /metrics (the target itself when it names none) and the router's, when the load goes through it. */
 function metricsSources(target: BenchTarget): MetricsSource[] {
   const base = (url: string): string => url.replace(/\/+$/u, '')
-  const workers = target.workers?.length ? target.workers.map((w, i) => ({ name: w.name ?? `worker-${i + 1}`, url: `${base(w.url)}/metrics`, kind: 'worker' as const })) : [{ name: 'server', url: `${base(target.url)}/metrics`, kind: 'worker' as const }]
-  const router = target.router !== undefined && base(target.router.url) === base(target.url) && target.router.metricsUrl !== '' ? [{ name: 'router', url: target.router.metricsUrl, kind: 'router' as const }] : []
+  const workers = target.workers?.length
+    ? target.workers.map((w, i) => ({
+        name: w.name ?? `worker-${i + 1}`,
+        url: `${base(w.url)}/metrics`,
+        kind: 'worker' as const,
+      }))
+    : [{ name: 'server', url: `${base(target.url)}/metrics`, kind: 'worker' as const }]
+  const router =
+    target.router !== undefined && base(target.router.url) === base(target.url) && target.router.metricsUrl !== ''
+      ? [{ name: 'router', url: target.router.metricsUrl, kind: 'router' as const }]
+      : []
   return [...workers, ...router]
 }
 
@@ -172,12 +267,25 @@ function workerNamer(target: BenchTarget): (url: string) => string {
 }
 
 /** The served model's tokenizer (dataset-level choice first) and the prompts built with it. */
-async function datasetFor(opts: ReturnType<typeof validateBenchOptions>, target: BenchTarget, headers: Record<string, string>) {
+async function datasetFor(
+  opts: ReturnType<typeof validateBenchOptions>,
+  target: BenchTarget,
+  headers: Record<string, string>,
+) {
   const serverUrl = target.workers?.[0]?.url ?? target.url
-  const tokenizer = await resolveTokenizer(opts.dataset.tokenizer ?? opts.tokenizer, { serverUrl, model: target.model, headers, signal: opts.signal })
+  const tokenizer = await resolveTokenizer(opts.dataset.tokenizer ?? opts.tokenizer, {
+    serverUrl,
+    model: target.model,
+    headers,
+    signal: opts.signal,
+  })
   try {
     const forceIds = opts.dataset.kind === 'random' && opts.dataset.tokenized
-    const form = { tokenizer, chat: opts.api === 'chat', ids: opts.api !== 'chat' && (opts.promptAs === 'ids' || forceIds) }
+    const form = {
+      tokenizer,
+      chat: opts.api === 'chat',
+      ids: opts.api !== 'chat' && (opts.promptAs === 'ids' || forceIds),
+    }
     const built = await buildDataset(opts.dataset, opts.requests, opts.seed, form)
     return { ...built, tokenizer }
   } finally {

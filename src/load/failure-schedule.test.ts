@@ -13,7 +13,11 @@ test.each([
   expect(parseAt(key, 10)).toBe(ms)
 })
 
-const target = (calls: string[][]) => ({ url: 'http://127.0.0.1:1', workers: [1, 2, 3].map((i) => ({ name: `worker-${i}`, url: '' })), setFailed: async (w: readonly string[]) => void calls.push([...w]) })
+const target = (calls: string[][]) => ({
+  url: 'http://127.0.0.1:1',
+  workers: [1, 2, 3].map((i) => ({ name: `worker-${i}`, url: '' })),
+  setFailed: async (w: readonly string[]) => void calls.push([...w]),
+})
 
 test("the seed framework's schedule: seconds as keys, workers by number", async () => {
   const calls: string[][] = []

@@ -33,20 +33,33 @@ export interface TimelineHook {
  * — at each time the set of failed workers becomes the listed one (an empty list restores all). It acts
  * through the topology's control endpoint, in the process that owns the servers.
  */
-export function failureHooks(failures: Record<string, ReadonlyArray<string | number>>, target: BenchTarget, lastArrivalS: number): TimelineHook[] {
+export function failureHooks(
+  failures: Record<string, ReadonlyArray<string | number>>,
+  target: BenchTarget,
+  lastArrivalS: number,
+): TimelineHook[] {
   const problems: string[] = []
   const control = target.control
   const direct = target.setFailed
-  if (control === undefined && direct === undefined) problems.push('`failures`: needs a topology started by vitest-llm-perf as the target (it can fail its workers), got a plain URL')
+  if (control === undefined && direct === undefined)
+    problems.push(
+      '`failures`: needs a topology started by vitest-llm-perf as the target (it can fail its workers), got a plain URL',
+    )
   const known = new Set((target.workers ?? []).map((w) => w.name))
   const hooks: TimelineHook[] = []
   for (const [key, listed] of Object.entries(failures)) {
     // the seed framework numbers workers from 1: `{ 300: [1, 2] }` is worker-1 and worker-2 at 300 s
     const workers = listed.map((w) => (typeof w === 'number' ? `worker-${w}` : w))
     const atMs = parseAt(key, lastArrivalS)
-    if (atMs === undefined) problems.push(`\`failures\`: expected keys like '30s', '500ms', '2m', '30%' or a number of seconds, got ${JSON.stringify(key)}`)
+    if (atMs === undefined)
+      problems.push(
+        `\`failures\`: expected keys like '30s', '500ms', '2m', '30%' or a number of seconds, got ${JSON.stringify(key)}`,
+      )
     const unknown = workers.filter((w) => !known.has(w))
-    if (unknown.length > 0) problems.push(`\`failures.${key}\`: unknown worker ${unknown.map((w) => JSON.stringify(w)).join(', ')}; the topology has ${[...known].join(', ') || 'no named workers'}`)
+    if (unknown.length > 0)
+      problems.push(
+        `\`failures.${key}\`: unknown worker ${unknown.map((w) => JSON.stringify(w)).join(', ')}; the topology has ${[...known].join(', ') || 'no named workers'}`,
+      )
     if (atMs === undefined) continue
     if (direct !== undefined) hooks.push({ atMs, run: () => direct(workers) })
     else if (control !== undefined) hooks.push({ atMs, run: () => setFailed(control, target.name ?? '', workers) })
@@ -55,7 +68,11 @@ export function failureHooks(failures: Record<string, ReadonlyArray<string | num
   return hooks.sort((a, b) => a.atMs - b.atMs)
 }
 
-async function setFailed(control: { url: string; token: string }, topology: string, workers: string[]): Promise<unknown> {
+async function setFailed(
+  control: { url: string; token: string },
+  topology: string,
+  workers: string[],
+): Promise<unknown> {
   const res = await request(`${control.url}/topologies/${encodeURIComponent(topology)}/failed`, {
     method: 'POST',
     headers: { authorization: `Bearer ${control.token}`, 'content-type': 'application/json' },

@@ -1,11 +1,11 @@
-import type { DatasetItem } from '../dataset/dataset-item.ts'
 import type { RunClock } from '../common/clock.ts'
+import type { DatasetItem } from '../dataset/dataset-item.ts'
+import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { dispatchAtTargets } from '../schedule/dispatcher.ts'
 import { newObservation, type Observation } from '../send/observation.ts'
-import { requestBody, type BodyOptions } from '../send/request-body.ts'
-import { sendRequest, type SendContext } from '../send/send-request.ts'
-import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
+import { type BodyOptions, requestBody } from '../send/request-body.ts'
+import { type SendContext, sendRequest } from '../send/send-request.ts'
 
 export interface RunLoopInputs {
   items: readonly DatasetItem[]
@@ -67,7 +67,16 @@ export async function runLoop(inp: RunLoopInputs): Promise<RunLoopResult> {
     const elapsedS = inp.clock.nowMs() / 1000
     const nextDue = sent < n ? (inp.arrivalsS[Math.min(sent, n - 1)] as number) : undefined
     const lastDue = inp.arrivalsS[n - 1] as number
-    return { total: n, sent, done: records.length, inFlight, failures, elapsedS, achievedRate: elapsedS > 0 ? sent / elapsedS : 0, etaS: nextDue === undefined ? undefined : Math.max(0, lastDue - elapsedS) }
+    return {
+      total: n,
+      sent,
+      done: records.length,
+      inFlight,
+      failures,
+      elapsedS,
+      achievedRate: elapsedS > 0 ? sent / elapsedS : 0,
+      etaS: nextDue === undefined ? undefined : Math.max(0, lastDue - elapsedS),
+    }
   }
   const onAbort = (): void => {
     const queued = waiting.slice(waitHead)
@@ -101,11 +110,26 @@ export async function runLoop(inp: RunLoopInputs): Promise<RunLoopResult> {
 /** Request i's observation as its arrival fires (or, after an abort, as it is abandoned). */
 function observe(inp: RunLoopInputs, i: number, lagMs: number): Observation {
   const item = inp.items[i] as DatasetItem
-  return newObservation({ index: i, reqId: `${inp.runId}-${i}`, inputLength: item.inputLength, requestedPromptTokens: item.promptTokens, chat: inp.body.api === 'chat', expectedOutputLength: item.outputLen, arrivalMs: (inp.arrivalsS[i] as number) * 1000, dispatchLagMs: lagMs, host: inp.host })
+  return newObservation({
+    index: i,
+    reqId: `${inp.runId}-${i}`,
+    inputLength: item.inputLength,
+    requestedPromptTokens: item.promptTokens,
+    chat: inp.body.api === 'chat',
+    expectedOutputLength: item.outputLen,
+    arrivalMs: (inp.arrivalsS[i] as number) * 1000,
+    dispatchLagMs: lagMs,
+    host: inp.host,
+  })
 }
 
 /** After an abort: requests never sent still get their row, failed with the abort as the reason. */
-function abandon(inp: RunLoopInputs, fired: number, queued: Observation[], finish: (o: Observation, t: 'aborted') => void): void {
+function abandon(
+  inp: RunLoopInputs,
+  fired: number,
+  queued: Observation[],
+  finish: (o: Observation, t: 'aborted') => void,
+): void {
   const now = inp.clock.nowMs()
   const reason = inp.signal?.reason instanceof Error ? `: ${inp.signal.reason.message}` : ''
   const unsent = [...queued]

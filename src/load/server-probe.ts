@@ -4,7 +4,13 @@ const PROBE_TIMEOUT_MS = 2000
 
 async function getJson(pool: Pool, path: string): Promise<unknown> {
   try {
-    const res = await pool.request({ path, method: 'GET', headersTimeout: PROBE_TIMEOUT_MS, bodyTimeout: PROBE_TIMEOUT_MS, signal: AbortSignal.timeout(PROBE_TIMEOUT_MS) })
+    const res = await pool.request({
+      path,
+      method: 'GET',
+      headersTimeout: PROBE_TIMEOUT_MS,
+      bodyTimeout: PROBE_TIMEOUT_MS,
+      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+    })
     if (res.statusCode !== 200) {
       await res.body.dump()
       return undefined
@@ -20,7 +26,20 @@ export async function probeServerInfo(pool: Pool): Promise<Record<string, unknow
   const [current, legacy] = await Promise.all([getJson(pool, '/server_info'), getJson(pool, '/get_server_info')])
   const info = current ?? legacy
   if (typeof info !== 'object' || info === null) return undefined
-  const keep = ['version', 'model_path', 'served_model_name', 'tp_size', 'dp_size', 'max_running_requests', 'max_total_num_tokens', 'chunked_prefill_size', 'enable_metrics', 'schedule_policy', 'disable_radix_cache', 'sim_profile']
+  const keep = [
+    'version',
+    'model_path',
+    'served_model_name',
+    'tp_size',
+    'dp_size',
+    'max_running_requests',
+    'max_total_num_tokens',
+    'chunked_prefill_size',
+    'enable_metrics',
+    'schedule_policy',
+    'disable_radix_cache',
+    'sim_profile',
+  ]
   const src = info as Record<string, unknown>
   return Object.fromEntries(keep.filter((k) => src[k] !== undefined).map((k) => [k, src[k]]))
 }
@@ -35,7 +54,12 @@ export async function probeModel(pool: Pool): Promise<string | undefined> {
 /** POST /flush_cache (the worker also takes GET; the router only POST). Returns a problem, if any. */
 export async function flushCache(pool: Pool): Promise<string | undefined> {
   try {
-    const res = await pool.request({ path: '/flush_cache?timeout=30', method: 'POST', headersTimeout: 35_000, signal: AbortSignal.timeout(35_000) })
+    const res = await pool.request({
+      path: '/flush_cache?timeout=30',
+      method: 'POST',
+      headersTimeout: 35_000,
+      signal: AbortSignal.timeout(35_000),
+    })
     const text = await res.body.text()
     return res.statusCode === 200 ? undefined : `flush_cache answered ${res.statusCode}: ${text.trim().slice(0, 200)}`
   } catch (err) {

@@ -1,9 +1,9 @@
-import type { BenchRun } from '../summarise/bench-run.ts'
 import { DURATION_COLUMNS } from '../record/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import { percentileSorted } from '../summarise/percentile.ts'
 import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
 import type { Objective } from '../slo/slo-spec.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { percentileSorted } from '../summarise/percentile.ts'
 
 const MS = new Set<string>(DURATION_COLUMNS)
 const STAGES = ['queue_time_in_router', 'tokenize_time', 'pure_queue_time', 'prefill_time', 'network_time'] as const
@@ -21,7 +21,11 @@ export function formatValue(field: string, v: number | undefined): string {
 
 /** "ttft p99", or the user's k6 expression quoted: "ttft 'p(99)<500'". */
 export function objectiveLabel(o: Objective): string {
-  return o.source.includes(':') ? (o.kind === 'rate' ? o.field : `${o.field} ${o.aggregation}`) : `${o.field} '${o.source}'`
+  return o.source.includes(':')
+    ? o.kind === 'rate'
+      ? o.field
+      : `${o.field} ${o.aggregation}`
+    : `${o.field} '${o.source}'`
 }
 
 function missText(r: ObjectiveResult): string {
@@ -38,9 +42,14 @@ function resultLine(r: ObjectiveResult): string {
   if (r.status === 'not_reported') return `  ! ${label}: not reported: ${r.reason}`
   if (r.status === 'too_few_samples') return `  ! ${label}: ${r.reason}`
   const limit = `${o.comparator} ${formatValue(o.field, o.limit)}`
-  const aggregation = o.kind === 'rate' ? '' : ` ${o.percentile !== undefined ? `p${String(o.percentile).replace('.', '')}` : o.aggregation}`
+  const aggregation =
+    o.kind === 'rate'
+      ? ''
+      : ` ${o.percentile !== undefined ? `p${String(o.percentile).replace('.', '')}` : o.aggregation}`
   const observed = `${o.field}${aggregation} = ${formatValue(o.field, r.observed)}`
-  return r.status === 'pass' ? `  ✓ ${label}: ${observed}, limit ${limit}` : `  ✗ ${label}: ${observed}, limit ${limit}${missText(r)}`
+  return r.status === 'pass'
+    ? `  ✓ ${label}: ${observed}, limit ${limit}`
+    : `  ✗ ${label}: ${observed}, limit ${limit}${missText(r)}`
 }
 
 function distributionLine(run: BenchRun, field: string): string {
@@ -55,11 +64,18 @@ const ms = (v: number | undefined): string => (v === undefined ? '—' : `${(v *
 /** The five worst requests by `field`, with where their time went, so the reader sees the stage at fault. */
 export function worstRequests(run: BenchRun, field: string, n = WORST): string[] {
   const scale = MS.has(field) ? 1000 : 1
-  const value = (r: RequestRecord): number => ((r as unknown as Record<string, number | undefined>)[field] ?? Number.NEGATIVE_INFINITY) * scale
-  const worst = run.records.filter((r) => r.success && value(r) > Number.NEGATIVE_INFINITY).sort((a, b) => value(b) - value(a)).slice(0, n)
+  const value = (r: RequestRecord): number =>
+    ((r as unknown as Record<string, number | undefined>)[field] ?? Number.NEGATIVE_INFINITY) * scale
+  const worst = run.records
+    .filter((r) => r.success && value(r) > Number.NEGATIVE_INFINITY)
+    .sort((a, b) => value(b) - value(a))
+    .slice(0, n)
   const idWidth = Math.max(6, ...worst.map((r) => r.req_id.length)) + 2
   const header = `        ${pad('req_id', idWidth)}${pad(field, 12)}${STAGE_LABELS.map((l) => pad(l, 11)).join('')}host`
-  const rows = worst.map((r) => `        ${pad(r.req_id, idWidth)}${pad(formatValue(field, value(r)), 12)}${STAGES.map((s) => pad(ms(r[s]), 11)).join('')}${r.host}`)
+  const rows = worst.map(
+    (r) =>
+      `        ${pad(r.req_id, idWidth)}${pad(formatValue(field, value(r)), 12)}${STAGES.map((s) => pad(ms(r[s]), 11)).join('')}${r.host}`,
+  )
   return [`      worst ${worst.length} by ${field}:`, header, ...rows]
 }
 
@@ -68,8 +84,17 @@ export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): stri
   const lines: string[] = []
   for (const r of evaluation.results) {
     lines.push(resultLine(r))
-    if (r.status === 'fail' && r.objective.kind === 'duration') lines.push(distributionLine(run, r.objective.field), ...worstRequests(run, r.objective.field))
+    if (r.status === 'fail' && r.objective.kind === 'duration')
+      lines.push(distributionLine(run, r.objective.field), ...worstRequests(run, r.objective.field))
   }
-  const head = failed.length === 0 ? `all ${evaluation.results.length} objectives held` : `${failed.length} of ${evaluation.results.length} objectives not met`
-  return [head, ...lines, `  goodput ${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.records.length} requests`, `CSV: ${run.files.csv}`].join('\n')
+  const head =
+    failed.length === 0
+      ? `all ${evaluation.results.length} objectives held`
+      : `${failed.length} of ${evaluation.results.length} objectives not met`
+  return [
+    head,
+    ...lines,
+    `  goodput ${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.records.length} requests`,
+    `CSV: ${run.files.csv}`,
+  ].join('\n')
 }

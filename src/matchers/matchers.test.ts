@@ -1,7 +1,7 @@
 import { stripVTControlCharacters } from 'node:util'
 import { expect, test } from 'vitest'
-import { matchers } from './matchers.ts'
 import { syntheticRun } from '../slo/synthetic-run.ts'
+import { matchers } from './matchers.ts'
 
 expect.extend(matchers)
 
@@ -64,8 +64,13 @@ test('.not on a failing run passes', () => {
 
 test('too few samples for a percentile fails, with .not too, and says how many it needs', () => {
   const forty = syntheticRun(Array.from({ length: 40 }, () => ({ ttftS: 0.01 })))
-  for (const assertion of [() => expect(forty).toMeetSlo({ ttft: { p99: 500 } }), () => expect(forty).not.toMeetSlo({ ttft: { p99: 500 } })]) {
-    expect(failure(assertion)).toContain('  ! ttft p99: p99 needs at least 100 successful samples to mean anything, got 40 (set minSamples to override)')
+  for (const assertion of [
+    () => expect(forty).toMeetSlo({ ttft: { p99: 500 } }),
+    () => expect(forty).not.toMeetSlo({ ttft: { p99: 500 } }),
+  ]) {
+    expect(failure(assertion)).toContain(
+      '  ! ttft p99: p99 needs at least 100 successful samples to mean anything, got 40 (set minSamples to override)',
+    )
   }
   expect(forty).toMeetSlo({ ttft: { p99: 500, minSamples: 40 } })
 })
@@ -73,14 +78,26 @@ test('too few samples for a percentile fails, with .not too, and says how many i
 test('a metric the server did not report fails with the reason, never passing on empty data', () => {
   const noTimings = syntheticRun(Array.from({ length: 100 }, () => ({})))
   const message = failure(() => expect(noTimings).not.toMeetSlo({ pure_queue_time: { p99: 50 } }))
-  expect(message).toContain("  ! pure_queue_time p99: not reported: the server reported no timestamps for pure_queue_time (server timestamps seen: none: 100). It needs SGLang's native /generate (api: 'generate') with --enable-metrics, v0.5.5 or later; /v1/* responses carry no timings.")
-  expect(failure(() => expect(noTimings).toHaveP99TtftBelow(500))).toContain('client_ttft, measured by the client alone, is always available.')
+  expect(message).toContain(
+    "  ! pure_queue_time p99: not reported: the server reported no timestamps for pure_queue_time (server timestamps seen: none: 100). It needs SGLang's native /generate (api: 'generate') with --enable-metrics, v0.5.5 or later; /v1/* responses carry no timings.",
+  )
+  expect(failure(() => expect(noTimings).toHaveP99TtftBelow(500))).toContain(
+    'client_ttft, measured by the client alone, is always available.',
+  )
 })
 
 test('a run whose load generator fell behind is invalid, neither passed nor failed', () => {
-  const late = syntheticRun(Array.from({ length: 100 }, () => ({ ttftS: 0.01 })), { lagP99Ms: 80 })
-  for (const assertion of [() => expect(late).toMeetSlo({ ttft: { p99: 500 } }), () => expect(late).not.toMeetSlo({ ttft: { p99: 500 } })]) {
-    expect(failure(assertion)).toContain('Invalid run: the load generator fell behind: dispatch lag p99 80.0 ms > 25 ms (maxDispatchLagMs). It says nothing about the server')
+  const late = syntheticRun(
+    Array.from({ length: 100 }, () => ({ ttftS: 0.01 })),
+    { lagP99Ms: 80 },
+  )
+  for (const assertion of [
+    () => expect(late).toMeetSlo({ ttft: { p99: 500 } }),
+    () => expect(late).not.toMeetSlo({ ttft: { p99: 500 } }),
+  ]) {
+    expect(failure(assertion)).toContain(
+      'Invalid run: the load generator fell behind: dispatch lag p99 80.0 ms > 25 ms (maxDispatchLagMs). It says nothing about the server',
+    )
   }
   expect(late).toMeetSlo({ ttft: { p99: 500 } }, { maxDispatchLagMs: 100 })
 })
@@ -90,9 +107,13 @@ test('success_rate and goodput: failed requests count against both', () => {
   const run = syntheticRun(rows)
   // the per-request limit is ttft ≤ 100 ms: 81 requests succeed within it (ten failed, nine were slow)
   expect(run).toMeetSlo({ success_rate: { min: 0.9 }, goodput: { min: 0.8 }, ttft: { p50: 100 } })
-  expect(failure(() => expect(run).toMeetSlo({ goodput: { min: 0.85 }, ttft: { p50: 100 } }))).toContain('  ✗ goodput: goodput = 0.8100, limit >= 0.8500 (under by 4.7%)')
+  expect(failure(() => expect(run).toMeetSlo({ goodput: { min: 0.85 }, ttft: { p50: 100 } }))).toContain(
+    '  ✗ goodput: goodput = 0.8100, limit >= 0.8500 (under by 4.7%)',
+  )
 })
 
 test('misuse is a TypeError naming what was expected', () => {
-  expect(() => expect({ nope: 1 }).toMeetSlo({ ttft: { p99: 1 } })).toThrow('toMeetSlo: expected the BenchRun that benchRequests() resolves to, got object')
+  expect(() => expect({ nope: 1 }).toMeetSlo({ ttft: { p99: 1 } })).toThrow(
+    'toMeetSlo: expected the BenchRun that benchRequests() resolves to, got object',
+  )
 })

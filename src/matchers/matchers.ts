@@ -1,9 +1,9 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
-import type { BenchRun } from '../summarise/bench-run.ts'
-import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
 import { compareToBaseline } from '../slo/baseline.ts'
-import { formatEvaluation, objectiveLabel } from './format-slo.ts'
+import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { formatEvaluation, objectiveLabel } from './format-slo.ts'
 
 /** An objective that cannot be judged (too few samples, a metric the server did not report, an invalid run) fails whether or not `.not` is used. */
 export class SloUnjudgeableError extends Error {
@@ -13,7 +13,9 @@ export class SloUnjudgeableError extends Error {
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
   const r = received as Partial<BenchRun> | null
   if (r === null || typeof r !== 'object' || !Array.isArray(r.records) || r.summary === undefined) {
-    throw new TypeError(`${matcher}: expected the BenchRun that benchRequests() resolves to, got ${r === null ? 'null' : typeof received}`)
+    throw new TypeError(
+      `${matcher}: expected the BenchRun that benchRequests() resolves to, got ${r === null ? 'null' : typeof received}`,
+    )
   }
 }
 
@@ -24,23 +26,41 @@ function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: string[]):
   if (row !== undefined) row.slo.push(...verdicts)
 }
 
-function judge(this: MatcherState, matcher: string, run: unknown, spec: SloSpec, options?: SloOptions): SyncMatcherResult {
+function judge(
+  this: MatcherState,
+  matcher: string,
+  run: unknown,
+  spec: SloSpec,
+  options?: SloOptions,
+): SyncMatcherResult {
   assertRun(run, matcher)
   const evaluation = evaluateSlo(run, spec, options)
   const hint = this.utils.matcherHint(`.${matcher}`, 'run', 'slo', { isNot: this.isNot })
   const body = formatEvaluation(run, evaluation)
   if (evaluation.invalid !== undefined) {
-    throw new SloUnjudgeableError(`${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the rate, cap maxInFlight, or raise the limit.\n\n${body}`)
+    throw new SloUnjudgeableError(
+      `${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the rate, cap maxInFlight, or raise the limit.\n\n${body}`,
+    )
   }
   if (evaluation.results.some((r) => r.status === 'too_few_samples' || r.status === 'not_reported')) {
     throw new SloUnjudgeableError(`${hint}\n\nSLO cannot be judged: ${body}`)
   }
-  const regression = options?.compareTo === undefined ? undefined : compareToBaseline(run, options.compareTo, options.regression ?? { ttft: { p99: 10 } })
+  const regression =
+    options?.compareTo === undefined
+      ? undefined
+      : compareToBaseline(run, options.compareTo, options.regression ?? { ttft: { p99: 10 } })
   if (regression?.problem !== undefined) throw new SloUnjudgeableError(`${hint}\n\nBaseline: ${regression.problem}`)
-  const regressionLines = (regression?.results ?? []).map((r) => `  ${r.pass ? '✓' : '✗'} ${r.key} vs baseline: ${r.observed.toFixed(1)}, baseline ${r.baseline.toFixed(1)}, allowed ≤ ${r.allowed.toFixed(1)} (${(((r.observed - r.baseline) / r.baseline) * 100).toFixed(1)}%)`)
+  const regressionLines = (regression?.results ?? []).map(
+    (r) =>
+      `  ${r.pass ? '✓' : '✗'} ${r.key} vs baseline: ${r.observed.toFixed(1)}, baseline ${r.baseline.toFixed(1)}, allowed ≤ ${r.allowed.toFixed(1)} (${(((r.observed - r.baseline) / r.baseline) * 100).toFixed(1)}%)`,
+  )
   const baselineNote = regression?.written === true ? [`  baseline written to ${options?.compareTo}`] : regressionLines
   const pass = evaluation.results.every((r) => r.status === 'pass') && (regression?.results ?? []).every((r) => r.pass)
-  recordVerdicts(this, run, evaluation.results.map((r) => `${r.status === 'pass' ? '✓' : '✗'} ${objectiveLabel(r.objective)}`))
+  recordVerdicts(
+    this,
+    run,
+    evaluation.results.map((r) => `${r.status === 'pass' ? '✓' : '✗'} ${objectiveLabel(r.objective)}`),
+  )
   return {
     pass,
     message: () => {
@@ -57,7 +77,14 @@ export const matchers = {
   toHaveP99TtftBelow(this: MatcherState, run: unknown, limitMs: number, options?: SloOptions): SyncMatcherResult {
     return judge.call(this, 'toHaveP99TtftBelow', run, { ttft: [`p(99)<${limitMs}`] }, options)
   },
-  toHavePercentileBelow(this: MatcherState, run: unknown, field: string, percentile: number, limitMs: number, options?: SloOptions): SyncMatcherResult {
+  toHavePercentileBelow(
+    this: MatcherState,
+    run: unknown,
+    field: string,
+    percentile: number,
+    limitMs: number,
+    options?: SloOptions,
+  ): SyncMatcherResult {
     return judge.call(this, 'toHavePercentileBelow', run, { [field]: [`p(${percentile})<${limitMs}`] }, options)
   },
 }

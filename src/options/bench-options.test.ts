@@ -2,15 +2,27 @@ import { expect, test } from 'vitest'
 import { validateBenchOptions } from './bench-options.ts'
 
 test.each([
-  [{ rate: -1, requests: 10 }, '`rate`: expected a positive number of requests per second, or Infinity, got -1 (number)'],
+  [
+    { rate: -1, requests: 10 },
+    '`rate`: expected a positive number of requests per second, or Infinity, got -1 (number)',
+  ],
   [{ rate: 5 }, '`requests`: expected a positive integer (how many requests to send), got nothing'],
   [{ requests: 2.5 }, '`requests`: expected a positive integer, got 2.5 (number)'],
   [{ requests: 1, arrival: 'bursty' }, "`arrival`: expected 'poisson', 'gamma' or 'constant', got \"bursty\" (string)"],
   [{ requests: 1, burstiness: 0.5 }, "`burstiness`: only applies to arrival 'gamma', got arrival 'poisson'"],
-  [{ requests: 1, dataset: { kind: 'random', inputLen: 0, outputLen: 8 } }, '`dataset.inputLen`: expected a positive integer (tokens), got 0 (number)'],
-  [{ requests: 1, dataset: { kind: 'random', inputLen: 8, outputLen: 8, rangeRatio: 2 } }, '`dataset.rangeRatio`: expected a number in [0, 1], got 2 (number)'],
+  [
+    { requests: 1, dataset: { kind: 'random', inputLen: 0, outputLen: 8 } },
+    '`dataset.inputLen`: expected a positive integer (tokens), got 0 (number)',
+  ],
+  [
+    { requests: 1, dataset: { kind: 'random', inputLen: 8, outputLen: 8, rangeRatio: 2 } },
+    '`dataset.rangeRatio`: expected a number in [0, 1], got 2 (number)',
+  ],
   [{ requests: 1, maxInFlight: 0 }, '`maxInFlight`: expected a positive integer or Infinity, got 0 (number)'],
-  [{ requests: 1, api: 'chat', dataset: { kind: 'random', inputLen: 8, outputLen: 8, tokenized: true } }, "`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'"],
+  [
+    { requests: 1, api: 'chat', dataset: { kind: 'random', inputLen: 8, outputLen: 8, tokenized: true } },
+    "`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'",
+  ],
   [{ requests: 1, rat: 5 }, '`(options)`: Unrecognized key: "rat"'],
 ])('%j → %s', (options, message) => {
   expect(() => validateBenchOptions(options)).toThrow(message)
@@ -29,5 +41,12 @@ test('every problem is reported at once, each on its own line', () => {
 })
 
 test('defaults: poisson, seed 42, /generate, streaming, unbounded in-flight', () => {
-  expect(validateBenchOptions({ requests: 3 })).toMatchObject({ arrival: 'poisson', seed: 42, api: 'generate', stream: true, maxInFlight: Number.POSITIVE_INFINITY, rate: Number.POSITIVE_INFINITY })
+  expect(validateBenchOptions({ requests: 3 })).toMatchObject({
+    arrival: 'poisson',
+    seed: 42,
+    api: 'generate',
+    stream: true,
+    maxInFlight: Number.POSITIVE_INFINITY,
+    rate: Number.POSITIVE_INFINITY,
+  })
 })

@@ -1,33 +1,55 @@
 import { z } from 'zod'
 import { InvalidOptionError } from '../common/errors.ts'
-import { datasetSchema, tokenizerSchema } from './dataset-options.ts'
 import { formatIssues } from '../common/format-issues.ts'
+import { datasetSchema, tokenizerSchema } from './dataset-options.ts'
 import type { ProgressSnapshot } from './progress-snapshot.ts'
 
 /** zod's number() refuses Infinity, which these options need. */
 const positiveOrInfinity = (error: string, integer = false) =>
-  z.custom<number>((v) => typeof v === 'number' && v > 0 && (v === Number.POSITIVE_INFINITY || !integer || Number.isInteger(v)), { error })
+  z.custom<number>(
+    (v) => typeof v === 'number' && v > 0 && (v === Number.POSITIVE_INFINITY || !integer || Number.isInteger(v)),
+    { error },
+  )
 
 const rateSchema = positiveOrInfinity('expected a positive number of requests per second, or Infinity')
 
-const positiveMs = z.number({ error: 'expected a positive number of milliseconds' }).positive({ error: 'expected a positive number of milliseconds' })
+const positiveMs = z
+  .number({ error: 'expected a positive number of milliseconds' })
+  .positive({ error: 'expected a positive number of milliseconds' })
 
 export const benchOptionsSchema = z.strictObject({
   /** Target arrival rate in requests per second; `Infinity` sends everything at t = 0. @default Infinity */
   rate: rateSchema.default(Number.POSITIVE_INFINITY),
   /** Number of requests. Defaults to the dataset's size for `sharegpt` and `custom`, and is required otherwise. */
-  requests: z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' }).optional(),
+  requests: z
+    .int({ error: 'expected a positive integer' })
+    .positive({ error: 'expected a positive integer' })
+    .optional(),
   /** Inter-arrival process. @default 'poisson' */
-  arrival: z.enum(['poisson', 'gamma', 'constant'], { error: "expected 'poisson', 'gamma' or 'constant'" }).default('poisson'),
+  arrival: z
+    .enum(['poisson', 'gamma', 'constant'], { error: "expected 'poisson', 'gamma' or 'constant'" })
+    .default('poisson'),
   /** Gamma shape k (only with `arrival: 'gamma'`): < 1 is burstier than Poisson, > 1 smoother. @default 1 */
-  burstiness: z.number({ error: 'expected a positive number' }).positive({ error: 'expected a positive number' }).default(1),
+  burstiness: z
+    .number({ error: 'expected a positive number' })
+    .positive({ error: 'expected a positive number' })
+    .default(1),
   /** Rescale the schedule so the last arrival lands at N/rate, as `vllm bench serve` does. @default false */
   normalize: z.boolean({ error: 'expected a boolean' }).default(false),
   /** Seed for the schedule and the dataset. @default 42 (as bench_serving) */
   seed: z.int({ error: 'expected an integer' }).default(42),
-  dataset: datasetSchema.default({ kind: 'random', inputLen: 128, outputLen: 32, rangeRatio: 1, rangeMode: 'sglang', tokenized: false }),
+  dataset: datasetSchema.default({
+    kind: 'random',
+    inputLen: 128,
+    outputLen: 32,
+    rangeRatio: 1,
+    rangeMode: 'sglang',
+    tokenized: false,
+  }),
   /** `'generate'` = SGLang native /generate; `'completions'` = /v1/completions; `'chat'` = /v1/chat/completions. @default 'generate' */
-  api: z.enum(['generate', 'completions', 'chat'], { error: "expected 'generate', 'completions' or 'chat'" }).default('generate'),
+  api: z
+    .enum(['generate', 'completions', 'chat'], { error: "expected 'generate', 'completions' or 'chat'" })
+    .default('generate'),
   /**
    * The served model's tokenizer, for prompts of exact token lengths: `'auto'` = a local tokenizer.json (the
    * topology's model directory), else the server's POST /tokenize, else `'words'` with a warning; or a path.
@@ -41,7 +63,10 @@ export const benchOptionsSchema = z.strictObject({
   /** Cap on concurrent requests; later arrivals wait (the wait shows in queue_time_in_router). @default Infinity */
   maxInFlight: positiveOrInfinity('expected a positive integer or Infinity', true).default(Number.POSITIVE_INFINITY),
   /** Requests sent before the run and left out of every statistic. @default 0 */
-  warmup: z.int({ error: 'expected a non-negative integer' }).nonnegative({ error: 'expected a non-negative integer' }).default(0),
+  warmup: z
+    .int({ error: 'expected a non-negative integer' })
+    .nonnegative({ error: 'expected a non-negative integer' })
+    .default(0),
   /** Call the server's /flush_cache before the run. @default false */
   flushCache: z.boolean({ error: 'expected a boolean' }).default(false),
   /** Folder for requests.csv and summary.json. */
@@ -58,29 +83,50 @@ export const benchOptionsSchema = z.strictObject({
   /** A stream with no bytes for this long fails with a stall error. @default 60000 */
   stallTimeoutMs: positiveMs.default(60_000),
   /** An SSE line longer than this (characters) fails its request as malformed. @default 8388608 (8 MiB) */
-  maxLineBytes: z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' }).default(8 * 1024 * 1024),
+  maxLineBytes: z
+    .int({ error: 'expected a positive integer' })
+    .positive({ error: 'expected a positive integer' })
+    .default(8 * 1024 * 1024),
   /** Time allowed until response headers. @default 600000 */
   headersTimeoutMs: positiveMs.default(600_000),
   /** How often each server's /metrics is sampled into server-metrics.csv; 0 turns sampling off. @default 250 */
-  metricsIntervalMs: z.number({ error: 'expected a number of milliseconds (0 = off)' }).nonnegative({ error: 'expected a number of milliseconds (0 = off)' }).default(250),
+  metricsIntervalMs: z
+    .number({ error: 'expected a number of milliseconds (0 = off)' })
+    .nonnegative({ error: 'expected a number of milliseconds (0 = off)' })
+    .default(250),
   /** Aborts the run; unsent requests are recorded as failed, never dropped. */
   signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
   /** Per-request objectives for goodput in summary.json (the DistServe/vLLM definition), e.g. `{ ttft: { p99: 500 }, tpot: { p99: 50 } }`. */
-  slo: z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), { error: 'expected an SLO spec object' }).optional(),
+  slo: z
+    .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
+      error: 'expected an SLO spec object',
+    })
+    .optional(),
   /** A name for this experiment, written to summary.json. */
   name: z.string().optional(),
   /** Called about once a second with the run's progress. */
-  onProgress: z.custom<(p: ProgressSnapshot) => void>((f) => typeof f === 'function', { error: 'expected a function' }).optional(),
+  onProgress: z
+    .custom<(p: ProgressSnapshot) => void>((f) => typeof f === 'function', { error: 'expected a function' })
+    .optional(),
   /**
    * Failure schedule: at each time ('30s', '500ms', '2m', a bare number of seconds, or '30%' of the schedule)
    * the failed workers become exactly the listed ones (names, or numbers from 1 as the seed framework wrote
    * them); `[]` restores all. Needs a topology target.
    * @example { 300: [1, 2], 600: [] } or { '30%': ['worker-1', 'worker-2'], '60%': [] }
    */
-  failures: z.record(z.string(), z.array(z.union([z.string(), z.int().positive()]), { error: 'expected a list of worker names or numbers (1 = worker-1)' })).optional(),
+  failures: z
+    .record(
+      z.string(),
+      z.array(z.union([z.string(), z.int().positive()]), {
+        error: 'expected a list of worker names or numbers (1 = worker-1)',
+      }),
+    )
+    .optional(),
   /** Milliseconds from the run's start at which to call a hook. */
   timeline: z
-    .array(z.strictObject({ atMs: z.number().nonnegative(), run: z.custom<() => unknown>((f) => typeof f === 'function') }))
+    .array(
+      z.strictObject({ atMs: z.number().nonnegative(), run: z.custom<() => unknown>((f) => typeof f === 'function') }),
+    )
     .default([]),
 })
 
@@ -101,7 +147,9 @@ export function validateBenchOptions(input: unknown): z.output<typeof benchOptio
     problems.push('`requests`: expected a positive integer (how many requests to send), got nothing')
   }
   if (opts.api === 'chat' && opts.dataset.kind === 'random' && opts.dataset.tokenized) {
-    problems.push("`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'")
+    problems.push(
+      "`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'",
+    )
   }
   if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
   return opts

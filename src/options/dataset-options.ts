@@ -3,9 +3,16 @@ import { z } from 'zod'
 const positiveInt = (what: string) => z.int({ error: `expected ${what}` }).positive({ error: `expected ${what}` })
 
 /** `'auto'` | `'server'` | `'words'` | a tokenizer.json path or a model directory holding one (README, "Tokenizer"). */
-export const tokenizerSchema = z.string({ error: "expected 'auto', 'server', 'words' or a path to a tokenizer.json (or the model directory holding one)" }).min(1, { error: "expected 'auto', 'server', 'words' or a path to a tokenizer.json" })
+export const tokenizerSchema = z
+  .string({
+    error: "expected 'auto', 'server', 'words' or a path to a tokenizer.json (or the model directory holding one)",
+  })
+  .min(1, { error: "expected 'auto', 'server', 'words' or a path to a tokenizer.json" })
 
-const ratio = z.number({ error: 'expected a number in [0, 1]' }).min(0, { error: 'expected a number in [0, 1]' }).max(1, { error: 'expected a number in [0, 1]' })
+const ratio = z
+  .number({ error: 'expected a number in [0, 1]' })
+  .min(0, { error: 'expected a number in [0, 1]' })
+  .max(1, { error: 'expected a number in [0, 1]' })
 
 export const randomDatasetSchema = z.strictObject({
   kind: z.literal('random'),
@@ -45,8 +52,8 @@ const customItemSchema = z.strictObject({
 export const customDatasetSchema = z
   .strictObject({
     kind: z.literal('custom'),
-  /** Overrides benchRequests' `tokenizer` for this dataset. */
-  tokenizer: tokenizerSchema.optional(),
+    /** Overrides benchRequests' `tokenizer` for this dataset. */
+    tokenizer: tokenizerSchema.optional(),
     path: z.string().min(1).optional(),
     items: z.array(customItemSchema).min(1, { error: 'expected at least one item' }).optional(),
     /** Output length for items that carry neither `output_len` nor `completion`. @default 128 */

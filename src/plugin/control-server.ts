@@ -13,7 +13,10 @@ export interface ControlServer {
  * A loopback endpoint in the Vitest main process, where the servers live: tests (in worker processes)
  * ask it to fail and restore workers, or to start extra routers. A random token guards it.
  */
-export async function startControlServer(topologies: ReadonlyMap<string, StartedTopology>, onProgress: (line: string, done: boolean) => void): Promise<ControlServer> {
+export async function startControlServer(
+  topologies: ReadonlyMap<string, StartedTopology>,
+  onProgress: (line: string, done: boolean) => void,
+): Promise<ControlServer> {
   const token = randomBytes(16).toString('hex')
   const server: Server = createServer(async (req, res) => {
     const reply = (status: number, body: unknown): void => {

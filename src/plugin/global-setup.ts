@@ -29,7 +29,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const options = project.getProvidedContext().llmPerfOptions
   const artifactsDir = resolve(project.config.root, options.artifactsDir)
   const swept = sweepLeftovers()
-  if (swept > 0) process.stdout.write(`[llm-perf] stopped ${swept} server process group(s) left over by a killed earlier run\n`)
+  if (swept > 0)
+    process.stdout.write(`[llm-perf] stopped ${swept} server process group(s) left over by a killed earlier run\n`)
   const reaper = processReaper()
   const override = engineOverride()
   const started = new Map<string, StartedTopology>()
@@ -39,7 +40,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     for (const [name, t] of Object.entries(options.topologies)) {
       process.stdout.write(`[llm-perf] starting topology ${name}…\n`)
-      const topo = await startTopology(name, t, { logDir: join(artifactsDir, '_servers'), env: reaper.env, tracker: reaper }, override)
+      const topo = await startTopology(
+        name,
+        t,
+        { logDir: join(artifactsDir, '_servers'), env: reaper.env, tracker: reaper },
+        override,
+      )
       started.set(name, topo)
       process.stdout.write(`[llm-perf] topology ${name} (${topo.engine}) ready at ${topo.url}\n`)
     }
@@ -51,7 +57,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const context: LlmPerfContext = {
     artifactsDir,
     control: { url: control.url, token: control.token },
-    topologies: Object.fromEntries([...started].map(([name, t]) => [name, t.describe({ url: control.url, token: control.token })])),
+    topologies: Object.fromEntries(
+      [...started].map(([name, t]) => [name, t.describe({ url: control.url, token: control.token })]),
+    ),
   }
   project.provide('llmPerf', context)
   holder[KEY].set(project.name, {

@@ -1,7 +1,8 @@
 /// <reference types="vitest/config" />
-import type { TestProjectInlineConfiguration } from 'vitest/config'
+
 import type { Plugin } from 'vite'
-import { validatePerfOptions, type PerfOptions } from '../topology/topology-options.ts'
+import type { TestProjectInlineConfiguration } from 'vitest/config'
+import { type PerfOptions, validatePerfOptions } from '../topology/topology-options.ts'
 import { PerfReporter } from './perf-reporter.ts'
 import { siblingFile } from './sibling-file.ts'
 
@@ -14,7 +15,8 @@ function llmPerfPlugin(projectName: string): Plugin {
     configureVitest({ vitest, project }) {
       if (project.name !== projectName) return
       vitest.config.teardownTimeout = Math.max(vitest.config.teardownTimeout, TEARDOWN_TIMEOUT_MS)
-      if (!vitest.config.reporters.some((r) => r instanceof PerfReporter)) vitest.config.reporters.push(new PerfReporter() as never)
+      if (!vitest.config.reporters.some((r) => r instanceof PerfReporter))
+        vitest.config.reporters.push(new PerfReporter() as never)
     },
   }
 }

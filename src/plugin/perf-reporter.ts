@@ -10,7 +10,19 @@ export interface TableRow {
 }
 
 const f1 = (v: number | undefined | null): string => (v === undefined || v === null ? '—' : v.toFixed(1))
-const COLUMNS = ['test', 'rate', 'requests', 'success', 'ttft p50', 'ttft p99', 'e2e p99', 'queue p99', 'req/s', 'tok/s', 'SLO'] as const
+const COLUMNS = [
+  'test',
+  'rate',
+  'requests',
+  'success',
+  'ttft p50',
+  'ttft p99',
+  'e2e p99',
+  'queue p99',
+  'req/s',
+  'tok/s',
+  'SLO',
+] as const
 
 export function rowCells(r: TableRow): string[] {
   const s = r.run
@@ -34,12 +46,25 @@ export function rowCells(r: TableRow): string[] {
 export function textTable(rows: readonly TableRow[]): string {
   const cells = [COLUMNS as readonly string[], ...rows.map(rowCells)]
   const widths = COLUMNS.map((_, i) => Math.max(...cells.map((c) => (c[i] as string).length)))
-  return cells.map((c) => c.map((v, i) => (i === 0 || i === c.length - 1 ? v.padEnd(widths[i] as number) : v.padStart(widths[i] as number))).join('  ').trimEnd()).join('\n')
+  return cells
+    .map((c) =>
+      c
+        .map((v, i) =>
+          i === 0 || i === c.length - 1 ? v.padEnd(widths[i] as number) : v.padStart(widths[i] as number),
+        )
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n')
 }
 
 export function markdownTable(rows: readonly TableRow[]): string {
   const line = (c: readonly string[]): string => `| ${c.map((v) => v.replaceAll('|', '\\|')).join(' | ')} |`
-  return [line(COLUMNS), line(COLUMNS.map((_, i) => (i === 0 || i === COLUMNS.length - 1 ? '---' : '---:'))), ...rows.map((r) => line(rowCells(r)))].join('\n')
+  return [
+    line(COLUMNS),
+    line(COLUMNS.map((_, i) => (i === 0 || i === COLUMNS.length - 1 ? '---' : '---:'))),
+    ...rows.map((r) => line(rowCells(r))),
+  ].join('\n')
 }
 
 /**
@@ -68,6 +93,10 @@ export class PerfReporter implements Reporter {
     mkdirSync(dir, { recursive: true })
     writeFileSync(join(dir, 'runs.json'), `${JSON.stringify(rows, null, 2)}\n`)
     const summary = process.env['GITHUB_STEP_SUMMARY']
-    if (summary !== undefined && summary !== '') appendFileSync(summary, `### LLM perf\n\n${markdownTable(rows)}\n\nTimes in ms; throughput in req/s and output tok/s.\n`)
+    if (summary !== undefined && summary !== '')
+      appendFileSync(
+        summary,
+        `### LLM perf\n\n${markdownTable(rows)}\n\nTimes in ms; throughput in req/s and output tok/s.\n`,
+      )
   }
 }

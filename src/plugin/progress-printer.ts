@@ -2,7 +2,10 @@
 const CI_INTERVAL_MS = 10_000
 
 /** Prints the load generator's progress lines: in place on a terminal, sparsely in CI and pipes. */
-export function progressPrinter(out: NodeJS.WriteStream = process.stderr, interactive = out.isTTY === true && process.env['CI'] === undefined): (line: string, done: boolean) => void {
+export function progressPrinter(
+  out: NodeJS.WriteStream = process.stderr,
+  interactive = out.isTTY === true && process.env['CI'] === undefined,
+): (line: string, done: boolean) => void {
   let last = 0
   return (line, done) => {
     if (interactive) {

@@ -1,12 +1,12 @@
 import { test as base, inject } from 'vitest'
 import { benchRequests as runBench } from '../load/bench-requests.ts'
-import type { BenchRun } from '../summarise/bench-run.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
 import type { TopologyInfo } from '../topology/started-topology.ts'
 import type { TopologyOptions } from '../topology/topology-options.ts'
 import { claimArtifactDir, testArtifactDir } from './artifact-dir.ts'
-import { launchTopology, type LaunchedTopology } from './launch-topology.ts'
+import { type LaunchedTopology, launchTopology } from './launch-topology.ts'
 import { postProgress } from './progress-channel.ts'
 import type { LlmPerfContext } from './provided-context.ts'
 import { compactSummary, type PerfTaskMeta } from './task-meta.ts'
@@ -19,7 +19,13 @@ function topologyLookup(ctx: LlmPerfContext): (name: string) => TopologyInfo {
   return (name) => {
     const found = ctx.topologies[name]
     if (found !== undefined) return found
-    throw new Error(`No topology named ${JSON.stringify(name)}: the perf project configures ${Object.keys(ctx.topologies).map((n) => JSON.stringify(n)).join(', ') || 'none'} (perfProject({ topologies }))`)
+    throw new Error(
+      `No topology named ${JSON.stringify(name)}: the perf project configures ${
+        Object.keys(ctx.topologies)
+          .map((n) => JSON.stringify(n))
+          .join(', ') || 'none'
+      } (perfProject({ topologies }))`,
+    )
   }
 }
 
@@ -27,39 +33,49 @@ function extendTest() {
   return base
     .extend('llmPerf', { injected: true, scope: 'worker' }, EMPTY as LlmPerfContext)
     .extend('topology', ({ llmPerf }) => topologyLookup(llmPerf))
-  .extend('benchRequests', ({ llmPerf, task, signal, annotate }) => {
-    let runs = 0
-    const logged = new Set<string>()
-    return async (target: BenchTarget & { logFiles?: string[] }, options: BenchOptions): Promise<BenchRun> => {
-      // the servers' logs, named by path (not copied: GPU logs are large); reporters show them on failure
-      for (const path of target.logFiles ?? []) {
-        if (logged.has(path)) continue
-        logged.add(path)
-        await annotate(`server log ${path}`, 'llm-perf:log')
+    .extend('benchRequests', ({ llmPerf, task, signal, annotate }) => {
+      let runs = 0
+      const logged = new Set<string>()
+      return async (target: BenchTarget & { logFiles?: string[] }, options: BenchOptions): Promise<BenchRun> => {
+        // the servers' logs, named by path (not copied: GPU logs are large); reporters show them on failure
+        for (const path of target.logFiles ?? []) {
+          if (logged.has(path)) continue
+          logged.add(path)
+          await annotate(`server log ${path}`, 'llm-perf:log')
+        }
+        const dir = claimArtifactDir(
+          testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name),
+          task.id,
+        )
+        const outDir = options.outDir ?? (runs++ === 0 ? dir : `${dir}/run-${runs}`)
+        const run = await runBench(target, {
+          signal,
+          onProgress: (p) => postProgress(llmPerf, task.name, p),
+          ...options,
+          outDir,
+        })
+        const meta = task.meta as PerfTaskMeta
+        meta.llmPerf = [...(meta.llmPerf ?? []), compactSummary(run)]
+        await annotate(`requests.csv (${run.records.length} rows)`, 'llm-perf:csv', {
+          path: run.files.csv,
+          contentType: 'text/csv',
+        })
+        if (run.files.html !== undefined)
+          await annotate('report.html', 'llm-perf:html', { path: run.files.html, contentType: 'text/html' })
+        return run
       }
-      const dir = claimArtifactDir(testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name), task.id)
-      const outDir = options.outDir ?? (runs++ === 0 ? dir : `${dir}/run-${runs}`)
-      const run = await runBench(target, {
-        signal,
-        onProgress: (p) => postProgress(llmPerf, task.name, p),
-        ...options,
-        outDir,
-      })
-      const meta = task.meta as PerfTaskMeta
-      meta.llmPerf = [...(meta.llmPerf ?? []), compactSummary(run)]
-      await annotate(`requests.csv (${run.records.length} rows)`, 'llm-perf:csv', { path: run.files.csv, contentType: 'text/csv' })
-      if (run.files.html !== undefined) await annotate('report.html', 'llm-perf:html', { path: run.files.html, contentType: 'text/html' })
-      return run
-    }
-  })
-  .extend('launchTopology', ({ llmPerf, task, onTestFinished }) => {
-    return async (name: string, options: TopologyOptions): Promise<LaunchedTopology> => {
-      const logDir = claimArtifactDir(testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name), task.id)
-      const topo = await launchTopology(name, options, { logDir: `${logDir}/servers` })
-      onTestFinished(() => topo.stop())
-      return topo
-    }
-  })
+    })
+    .extend('launchTopology', ({ llmPerf, task, onTestFinished }) => {
+      return async (name: string, options: TopologyOptions): Promise<LaunchedTopology> => {
+        const logDir = claimArtifactDir(
+          testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name),
+          task.id,
+        )
+        const topo = await launchTopology(name, options, { logDir: `${logDir}/servers` })
+        onTestFinished(() => topo.stop())
+        return topo
+      }
+    })
 }
 
 type PerfTest = ReturnType<typeof extendTest>

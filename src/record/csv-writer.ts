@@ -1,7 +1,7 @@
+import { once } from 'node:events'
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
 import { dirname } from 'node:path'
-import { once } from 'node:events'
-import { stringify, type Stringifier } from 'csv-stringify'
+import { type Stringifier, stringify } from 'csv-stringify'
 import { CSV_COLUMNS } from './columns.ts'
 import type { RequestRecord } from './request-record.ts'
 

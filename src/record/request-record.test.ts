@@ -1,18 +1,32 @@
 import { expect, test } from 'vitest'
-import { newObservation, addTokens } from '../send/observation.ts'
+import { addTokens, newObservation } from '../send/observation.ts'
 import { buildRecord } from './request-record.ts'
 
 const START = 1_800_000_000
 
 /** A request arriving at 1.0 s, sent at 1.002 s, with server instants 5/10/200/300 ms after it was sent. */
 function observed() {
-  const obs = newObservation({ index: 0, reqId: 'r-0', inputLength: 12, expectedOutputLength: 4, arrivalMs: 1000, dispatchLagMs: 0.4, host: '127.0.0.1:1' })
+  const obs = newObservation({
+    index: 0,
+    reqId: 'r-0',
+    inputLength: 12,
+    expectedOutputLength: 4,
+    arrivalMs: 1000,
+    dispatchLagMs: 0.4,
+    host: '127.0.0.1:1',
+  })
   obs.sendMs = 1002
   obs.success = true
   obs.promptTokens = 13
   obs.completionTokens = 4
   obs.cachedTokens = 3
-  obs.serverTiming = { request_received_ts: START + 1.007, forward_entry_time: START + 1.202, queue_time: 0.19, prefill_finished_time: START + 1.302, e2e_latency: 0.5 }
+  obs.serverTiming = {
+    request_received_ts: START + 1.007,
+    forward_entry_time: START + 1.202,
+    queue_time: 0.19,
+    prefill_finished_time: START + 1.302,
+    e2e_latency: 0.5,
+  }
   addTokens(obs, 1, 1305)
   addTokens(obs, 1, 1315)
   addTokens(obs, 2, 1345)
@@ -56,7 +70,18 @@ test('what the server did not give stays empty; nothing is invented', () => {
   const obs = observed()
   obs.serverTiming = {}
   const record = buildRecord(obs, { toRunSeconds: (e) => e - START }, undefined, true)
-  for (const column of ['server_created_time', 'queue_time_start', 'queue_time_end', 'server_first_token_time', 'ttft', 'pure_queue_time', 'tokenize_time', 'prefill_time', 'network_time', 'queue_time_in_server'] as const) {
+  for (const column of [
+    'server_created_time',
+    'queue_time_start',
+    'queue_time_end',
+    'server_first_token_time',
+    'ttft',
+    'pure_queue_time',
+    'tokenize_time',
+    'prefill_time',
+    'network_time',
+    'queue_time_in_server',
+  ] as const) {
     expect(record[column], column).toBeUndefined()
   }
   expect(record.client_ttft).toBeCloseTo(0.305, 6)
@@ -64,8 +89,23 @@ test('what the server did not give stays empty; nothing is invented', () => {
 })
 
 test('a request never sent has no send time, no finish time and no latency', () => {
-  const obs = newObservation({ index: 1, reqId: 'r-1', inputLength: 1, expectedOutputLength: 1, arrivalMs: 500, dispatchLagMs: 0, host: 'h' })
+  const obs = newObservation({
+    index: 1,
+    reqId: 'r-1',
+    inputLength: 1,
+    expectedOutputLength: 1,
+    arrivalMs: 500,
+    dispatchLagMs: 0,
+    host: 'h',
+  })
   obs.error = 'aborted before it was sent'
   const record = buildRecord(obs, { toRunSeconds: (e) => e }, 'aborted', true)
-  expect(record).toMatchObject({ success: false, router_send_time: undefined, server_latency: undefined, error_type: 'aborted', finish_time: undefined, total_latency: undefined })
+  expect(record).toMatchObject({
+    success: false,
+    router_send_time: undefined,
+    server_latency: undefined,
+    error_type: 'aborted',
+    finish_time: undefined,
+    total_latency: undefined,
+  })
 })

@@ -1,7 +1,7 @@
-import type { Observation } from '../send/observation.ts'
 import type { RunClock } from '../common/clock.ts'
 import type { ErrorType } from '../send/classify-error.ts'
-import { serverInstants, type ServerInstants } from './server-timestamps.ts'
+import type { Observation } from '../send/observation.ts'
+import { type ServerInstants, serverInstants } from './server-timestamps.ts'
 
 /**
  * One row of requests.csv. Times are seconds since the run's start; durations are seconds. A field the
@@ -61,14 +61,22 @@ export interface RequestRecord {
  */
 export const toMicros = (v: number): number => Math.round(v * 1e6) / 1e6
 const micro = (v: number | undefined): number | undefined => (v === undefined ? undefined : toMicros(v))
-const diff = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : toMicros(a - b))
+const diff = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined || b === undefined ? undefined : toMicros(a - b)
 const seconds = (ms: number | undefined): number | undefined => (ms === undefined ? undefined : toMicros(ms / 1000))
-const sum = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : a + b)
+const sum = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined || b === undefined ? undefined : a + b
 
 /** Applies the design's formulas (README, "The per-request record") to one observation. */
-export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSeconds'>, errorType: ErrorType | undefined, streamed: boolean): RequestRecord {
+export function buildRecord(
+  obs: Observation,
+  clock: Pick<RunClock, 'toRunSeconds'>,
+  errorType: ErrorType | undefined,
+  streamed: boolean,
+): RequestRecord {
   const s = serverInstants(obs.serverTiming, streamed)
-  const onRunAxis = (epoch: number | undefined): number | undefined => (epoch === undefined ? undefined : toMicros(clock.toRunSeconds(epoch)))
+  const onRunAxis = (epoch: number | undefined): number | undefined =>
+    epoch === undefined ? undefined : toMicros(clock.toRunSeconds(epoch))
   const arrival = toMicros(obs.arrivalMs / 1000)
   const send = seconds(obs.sendMs)
   const created = onRunAxis(s.server_created_time)
@@ -108,7 +116,10 @@ export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSecond
     client_ttft: diff(clientFirst, arrival),
     prefill_time: diff(firstToken, qEnd),
     network_time: diff(created, send),
-    tpot: outTokens !== undefined && outTokens > 1 && clientFirst !== undefined && finish !== undefined ? toMicros((finish - clientFirst) / (outTokens - 1)) : undefined,
+    tpot:
+      outTokens !== undefined && outTokens > 1 && clientFirst !== undefined && finish !== undefined
+        ? toMicros((finish - clientFirst) / (outTokens - 1))
+        : undefined,
     itl_mean: obs.itlCount > 0 ? toMicros(obs.itlSumMs / obs.itlCount / 1000) : undefined,
     itl_max: obs.itlCount > 0 ? toMicros(obs.itlMaxMs / 1000) : undefined,
     decode_time: diff(finish, clientFirst),
@@ -132,7 +143,16 @@ export function buildRecord(obs: Observation, clock: Pick<RunClock, 'toRunSecond
 function warningOf(obs: Observation, outTokens: number | undefined): string | undefined {
   if (!obs.success) return undefined
   const notes: string[] = []
-  if (outTokens !== undefined && outTokens < obs.expectedOutputLength) notes.push(`returned ${outTokens} of ${obs.expectedOutputLength} requested output tokens (finish_reason ${obs.finishReason ?? 'not given'})`)
-  if (obs.requestedPromptTokens !== undefined && obs.promptTokens !== undefined && !obs.chat && obs.promptTokens !== obs.requestedPromptTokens) notes.push(`the server counted ${obs.promptTokens} prompt tokens, ${obs.requestedPromptTokens} were built`)
+  if (outTokens !== undefined && outTokens < obs.expectedOutputLength)
+    notes.push(
+      `returned ${outTokens} of ${obs.expectedOutputLength} requested output tokens (finish_reason ${obs.finishReason ?? 'not given'})`,
+    )
+  if (
+    obs.requestedPromptTokens !== undefined &&
+    obs.promptTokens !== undefined &&
+    !obs.chat &&
+    obs.promptTokens !== obs.requestedPromptTokens
+  )
+    notes.push(`the server counted ${obs.promptTokens} prompt tokens, ${obs.requestedPromptTokens} were built`)
   return notes.length === 0 ? undefined : notes.join('; ')
 }

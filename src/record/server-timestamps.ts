@@ -16,8 +16,10 @@ const NONE: ServerInstants = {
   variant: 'none',
 }
 
-const minus = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : a - b)
-const plus = (a: number | undefined, b: number | undefined): number | undefined => (a === undefined || b === undefined ? undefined : a + b)
+const minus = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined || b === undefined ? undefined : a - b
+const plus = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined || b === undefined ? undefined : a + b
 
 /**
  * Maps every meta_info variant onto the record's server instants (README, "Server timestamps"):

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type { BenchSummary } from '../summarise/bench-run.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
+import type { BenchSummary } from '../summarise/bench-run.ts'
 import { reportData } from './report-data.ts'
 import { REPORT_SCRIPT } from './report-script.ts'
 
@@ -11,18 +11,25 @@ const require = createRequire(import.meta.url)
 const UPLOT_JS = readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8')
 const UPLOT_CSS = readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8')
 
-const esc = (s: string): string => s.replace(/[&<>"]/gu, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string)
-const tokRate = (v: number | null, what: string): string => (v === null ? `${what} tokens not reported by the server` : `${v.toFixed(0)} ${what} tok/s`)
+const esc = (s: string): string =>
+  s.replace(/[&<>"]/gu, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c] as string)
+const tokRate = (v: number | null, what: string): string =>
+  v === null ? `${what} tokens not reported by the server` : `${v.toFixed(0)} ${what} tok/s`
 const fmt = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(1))
 
 function metricsTable(summary: BenchSummary): string {
-  const rows = Object.entries(summary.metrics).map(([k, d]) => `<tr><td>${esc(k)}</td><td>${d.count}</td><td>${fmt(d.mean)}</td><td>${fmt(d.p50)}</td><td>${fmt(d.p90)}</td><td>${fmt(d.p99)}</td><td>${fmt(d.max)}</td></tr>`)
+  const rows = Object.entries(summary.metrics).map(
+    ([k, d]) =>
+      `<tr><td>${esc(k)}</td><td>${d.count}</td><td>${fmt(d.mean)}</td><td>${fmt(d.p50)}</td><td>${fmt(d.p90)}</td><td>${fmt(d.p99)}</td><td>${fmt(d.max)}</td></tr>`,
+  )
   return `<table><thead><tr><th>metric (ms)</th><th>n</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
 }
 
 function hostsTable(s: BenchSummary): string {
   const total = s.requests || 1
-  const rows = Object.entries(s.requests_per_host).map(([h, c]) => `<tr><td>${esc(h)}</td><td>${c}</td><td>${((c / total) * 100).toFixed(1)}%</td></tr>`)
+  const rows = Object.entries(s.requests_per_host).map(
+    ([h, c]) => `<tr><td>${esc(h)}</td><td>${c}</td><td>${((c / total) * 100).toFixed(1)}%</td></tr>`,
+  )
   return `<table id="hosts-table"><thead><tr><th>worker</th><th>requests</th><th>share</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
 }
 
@@ -31,13 +38,28 @@ function facts(s: BenchSummary): string {
     ['target', s.target],
     ['started', s.started_at],
     ['requests', `${s.requests} (${s.failures} failed, success rate ${(s.success_rate * 100).toFixed(2)}%)`],
-    ['rate', `target ${s.target_rate ?? '∞'} · scheduled ${s.scheduled_rate?.toFixed(2) ?? '—'} · achieved ${s.achieved_rate?.toFixed(2) ?? '—'} req/s`],
-    ['throughput', `${s.request_throughput.toFixed(2)} req/s · ${tokRate(s.input_token_throughput, 'input')} · ${tokRate(s.output_token_throughput, 'output')}`],
-    ['client', `dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(2)} ms · event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(2)} ms`],
+    [
+      'rate',
+      `target ${s.target_rate ?? '∞'} · scheduled ${s.scheduled_rate?.toFixed(2) ?? '—'} · achieved ${s.achieved_rate?.toFixed(2) ?? '—'} req/s`,
+    ],
+    [
+      'throughput',
+      `${s.request_throughput.toFixed(2)} req/s · ${tokRate(s.input_token_throughput, 'input')} · ${tokRate(s.output_token_throughput, 'output')}`,
+    ],
+    [
+      'client',
+      `dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(2)} ms · event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(2)} ms`,
+    ],
     ['clock', s.clock.note],
     ['server', s.server_info?.['version'] === undefined ? 'version unknown' : String(s.server_info['version'])],
   ]
-  if (Object.keys(s.errors_by_type).length > 0) items.push(['errors', Object.entries(s.errors_by_type).map(([k, v]) => `${k}: ${v}`).join(', ')])
+  if (Object.keys(s.errors_by_type).length > 0)
+    items.push([
+      'errors',
+      Object.entries(s.errors_by_type)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', '),
+    ])
   for (const w of s.warnings) items.push(['warning', w])
   return `<dl>${items.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${esc(v)}</dd>`).join('')}</dl>`
 }
@@ -55,7 +77,12 @@ function serverMetricsTable(s: BenchSummary): string {
 }
 
 /** One self-contained HTML file: stage timeline, percentile chart, concurrency and queue depth, per-worker split. */
-export function htmlReport(title: string, records: readonly RequestRecord[], summary: BenchSummary, serverSeries?: MetricsSeries): string {
+export function htmlReport(
+  title: string,
+  records: readonly RequestRecord[],
+  summary: BenchSummary,
+  serverSeries?: MetricsSeries,
+): string {
   const data = JSON.stringify(reportData(title, records, summary, serverSeries)).replaceAll('<', '\\u003c')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · vitest-llm-perf</title>

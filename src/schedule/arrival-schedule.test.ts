@@ -1,7 +1,14 @@
 import { describe, expect, test } from 'vitest'
 import { arrivalSchedule, type ScheduleOptions } from './arrival-schedule.ts'
 
-const base: ScheduleOptions = { rate: 100, requests: 10_000, arrival: 'poisson', burstiness: 1, normalize: false, seed: 7 }
+const base: ScheduleOptions = {
+  rate: 100,
+  requests: 10_000,
+  arrival: 'poisson',
+  burstiness: 1,
+  normalize: false,
+  seed: 7,
+}
 
 const gaps = (at: Float64Array): number[] => Array.from(at.slice(1), (t, i) => t - (at[i] as number))
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
@@ -66,7 +73,10 @@ describe('arrivalSchedule', () => {
 })
 
 test('small seeds draw ordinary first gaps (xoroshiro128+ seeded with 1 opened with ~18 mean gaps)', () => {
-  const firstGaps = Array.from({ length: 200 }, (_, seed) => arrivalSchedule({ ...base, requests: 2, seed })[1] as number)
+  const firstGaps = Array.from(
+    { length: 200 },
+    (_, seed) => arrivalSchedule({ ...base, requests: 2, seed })[1] as number,
+  )
   const meanFirst = firstGaps.reduce((a, b) => a + b, 0) / firstGaps.length
   expect(meanFirst * base.rate).toBeGreaterThan(0.75)
   expect(meanFirst * base.rate).toBeLessThan(1.25)

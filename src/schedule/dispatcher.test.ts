@@ -21,7 +21,12 @@ test('stops at once when the signal aborts, answering how many fired', async () 
   const controller = new AbortController()
   const targetsMs = Float64Array.from([0, 10_000])
   setTimeout(() => controller.abort(), 20)
-  const count = await dispatchAtTargets({ targetsMs, nowMs: () => performance.now() - t0, fire: () => {}, signal: controller.signal })
+  const count = await dispatchAtTargets({
+    targetsMs,
+    nowMs: () => performance.now() - t0,
+    fire: () => {},
+    signal: controller.signal,
+  })
   expect(count).toBe(1)
   expect(performance.now() - t0).toBeLessThan(1000)
 })

@@ -51,7 +51,9 @@ function interpretGenerate(payload: Json, obs: Observation, atMs: number): void 
     obs.finishReason = String(finish['type'])
     if (finish['type'] === 'abort') {
       const status = num(finish['status_code'])
-      throw new PayloadError(`aborted by the server${status !== undefined ? ` (${status})` : ''}: ${String(finish['message'] ?? '')}`)
+      throw new PayloadError(
+        `aborted by the server${status !== undefined ? ` (${status})` : ''}: ${String(finish['message'] ?? '')}`,
+      )
     }
   }
 }
@@ -61,13 +63,18 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
   const choice: unknown = choices[0]
   if (isObject(choice)) {
     const delta = isObject(choice['delta']) ? choice['delta'] : isObject(choice['message']) ? choice['message'] : choice
-    const content = [delta['content'], delta['reasoning_content'], delta['text']].find((c) => typeof c === 'string' && c.length > 0)
+    const content = [delta['content'], delta['reasoning_content'], delta['text']].find(
+      (c) => typeof c === 'string' && c.length > 0,
+    )
     if (content !== undefined) {
       obs.hasGeneratedText = true
       addTokens(obs, 1, atMs)
     }
     if (typeof choice['finish_reason'] === 'string') obs.finishReason = choice['finish_reason']
-    if (choice['finish_reason'] === 'abort' || choice['finish_reason'] === 'error') throw new PayloadError(`${choice['finish_reason'] === 'abort' ? 'aborted by the server' : 'failed in the server'} (finish_reason "${choice['finish_reason']}")`)
+    if (choice['finish_reason'] === 'abort' || choice['finish_reason'] === 'error')
+      throw new PayloadError(
+        `${choice['finish_reason'] === 'abort' ? 'aborted by the server' : 'failed in the server'} (finish_reason "${choice['finish_reason']}")`,
+      )
   }
   const usage = payload['usage']
   if (isObject(usage)) {

@@ -43,7 +43,10 @@ export interface ClassifiedError {
 }
 
 /** Classifies by error class and `code`, never by message text (undici's codes are its stable API). */
-export function classifyError(err: unknown, ctx: { stallTimeoutMs: number; headersTimeoutMs: number; chunks: number; maxLineBytes?: number }): ClassifiedError {
+export function classifyError(
+  err: unknown,
+  ctx: { stallTimeoutMs: number; headersTimeoutMs: number; chunks: number; maxLineBytes?: number },
+): ClassifiedError {
   if (err instanceof HttpStatusError) return { type: 'http', message: err.message }
   if (err instanceof PayloadError) return { type: 'payload', message: err.message }
   if (err instanceof IncompleteStreamError) return { type: 'incomplete', message: err.message }
@@ -53,18 +56,34 @@ export function classifyError(err: unknown, ctx: { stallTimeoutMs: number; heade
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } }
   const code = e.code ?? e.cause?.code
   // undici's HTTP parser: a response that is not valid HTTP
-  if (e.name === 'HTTPParserError' || code?.startsWith('HPE_') === true) return { type: 'malformed', message: `malformed HTTP response${code === undefined ? '' : ` (${code})`}: ${e.message ?? ''}` }
+  if (e.name === 'HTTPParserError' || code?.startsWith('HPE_') === true)
+    return {
+      type: 'malformed',
+      message: `malformed HTTP response${code === undefined ? '' : ` (${code})`}: ${e.message ?? ''}`,
+    }
   switch (code) {
     case 'ECONNREFUSED':
       return { type: 'refused', message: 'connection refused' }
     case 'ECONNRESET':
     case 'EPIPE':
     case 'UND_ERR_SOCKET':
-      return { type: 'reset', message: ctx.chunks > 0 ? `connection closed mid-stream after ${ctx.chunks} chunks` : `connection reset before a response (${e.message ?? code})` }
+      return {
+        type: 'reset',
+        message:
+          ctx.chunks > 0
+            ? `connection closed mid-stream after ${ctx.chunks} chunks`
+            : `connection reset before a response (${e.message ?? code})`,
+      }
     case 'UND_ERR_HEADERS_TIMEOUT':
-      return { type: 'headers_timeout', message: `no response headers within ${ctx.headersTimeoutMs} ms (headersTimeoutMs)` }
+      return {
+        type: 'headers_timeout',
+        message: `no response headers within ${ctx.headersTimeoutMs} ms (headersTimeoutMs)`,
+      }
     case 'UND_ERR_BODY_TIMEOUT':
-      return { type: 'stall', message: `stream stalled: no data for ${ctx.stallTimeoutMs} ms (stallTimeoutMs) after ${ctx.chunks} chunks` }
+      return {
+        type: 'stall',
+        message: `stream stalled: no data for ${ctx.stallTimeoutMs} ms (stallTimeoutMs) after ${ctx.chunks} chunks`,
+      }
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
       return { type: 'connect_timeout', message: 'connect timeout' }

@@ -41,7 +41,13 @@ export interface Observation {
   serverTiming: Record<string, number>
 }
 
-export function newObservation(init: Pick<Observation, 'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'> & Partial<Pick<Observation, 'requestedPromptTokens' | 'chat'>>): Observation {
+export function newObservation(
+  init: Pick<
+    Observation,
+    'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'
+  > &
+    Partial<Pick<Observation, 'requestedPromptTokens' | 'chat'>>,
+): Observation {
   return {
     requestedPromptTokens: undefined,
     chat: false,

@@ -40,6 +40,12 @@ export function requestBody(item: DatasetItem, reqId: string, opts: BodyOptions)
     rid: reqId,
     ...(opts.stream ? { stream_options: { include_usage: true } } : {}),
   }
-  if (opts.api === 'completions') return { ...common, prompt: item.prompt, max_tokens: item.outputLen, ...opts.extraBody }
-  return { ...common, messages: [{ role: 'user', content: item.prompt }], max_tokens: item.outputLen, ...opts.extraBody }
+  if (opts.api === 'completions')
+    return { ...common, prompt: item.prompt, max_tokens: item.outputLen, ...opts.extraBody }
+  return {
+    ...common,
+    messages: [{ role: 'user', content: item.prompt }],
+    max_tokens: item.outputLen,
+    ...opts.extraBody,
+  }
 }

@@ -1,10 +1,18 @@
 import { createParser, type ParseError } from 'eventsource-parser'
 import type { Dispatcher } from 'undici'
+import { WORKER_HEADER } from '../common/worker-header.ts'
 import { interpretPayload, PayloadError } from './chunk-interpreter.ts'
-import { classifyError, EmptyResponseError, errorDetail, HttpStatusError, IncompleteStreamError, LineTooLongError, type ErrorType } from './classify-error.ts'
+import {
+  classifyError,
+  EmptyResponseError,
+  type ErrorType,
+  errorDetail,
+  HttpStatusError,
+  IncompleteStreamError,
+  LineTooLongError,
+} from './classify-error.ts'
 import type { Observation } from './observation.ts'
 import { API_PATHS, type Api } from './request-body.ts'
-import { WORKER_HEADER } from '../common/worker-header.ts'
 
 export interface SendContext {
   /** The target's pool, composed with undici's decompress interceptor (a server may gzip unasked). */
@@ -29,14 +37,17 @@ export function maskSecrets(text: string, secrets: readonly string[]): string {
   return out
 }
 
-
 const MAX_ERROR_BODY = 4096
 
 /**
  * Sends one request and fills the observation. Never throws: every failure (HTTP status, error chunk,
  * malformed JSON, truncated stream, reset, timeout, stall, abort) becomes `success: false` with an error.
  */
-export async function sendRequest(ctx: SendContext, body: Record<string, unknown>, obs: Observation): Promise<ErrorType | undefined> {
+export async function sendRequest(
+  ctx: SendContext,
+  body: Record<string, unknown>,
+  obs: Observation,
+): Promise<ErrorType | undefined> {
   try {
     obs.sendMs = ctx.nowMs()
     const res = await ctx.pool.request({
@@ -60,14 +71,24 @@ export async function sendRequest(ctx: SendContext, body: Record<string, unknown
     if (ctx.stream && isSse) await readEventStream(ctx, res.body, obs)
     else interpretPayload(ctx.api, JSON.parse(await res.body.text()), obs, ctx.nowMs())
     if (!obs.hasGeneratedText && !(obs.completionTokens! > 0) && obs.finishReason === undefined) {
-      throw new EmptyResponseError(`the response carried no generated token and no finish reason (${obs.chunks} chunks${ctx.stream && isSse ? ', then [DONE]' : ''})`)
+      throw new EmptyResponseError(
+        `the response carried no generated token and no finish reason (${obs.chunks} chunks${ctx.stream && isSse ? ', then [DONE]' : ''})`,
+      )
     }
     obs.success = true
     return undefined
   } catch (err) {
     const classified = ctx.signal?.aborted
-      ? { type: 'aborted' as const, message: `aborted by the client${ctx.signal.reason instanceof Error ? ` (${ctx.signal.reason.message})` : ''}` }
-      : classifyError(err, { stallTimeoutMs: ctx.stallTimeoutMs, headersTimeoutMs: ctx.headersTimeoutMs, chunks: obs.chunks, maxLineBytes: ctx.maxLineBytes })
+      ? {
+          type: 'aborted' as const,
+          message: `aborted by the client${ctx.signal.reason instanceof Error ? ` (${ctx.signal.reason.message})` : ''}`,
+        }
+      : classifyError(err, {
+          stallTimeoutMs: ctx.stallTimeoutMs,
+          headersTimeoutMs: ctx.headersTimeoutMs,
+          chunks: obs.chunks,
+          maxLineBytes: ctx.maxLineBytes,
+        })
     obs.success = false
     obs.error = maskSecrets(classified.message, ctx.secrets)
     return classified.type
@@ -76,7 +97,11 @@ export async function sendRequest(ctx: SendContext, body: Record<string, unknown
   }
 }
 
-async function readEventStream(ctx: SendContext, body: AsyncIterable<unknown> & { setEncoding(e: 'utf8'): unknown }, obs: Observation): Promise<void> {
+async function readEventStream(
+  ctx: SendContext,
+  body: AsyncIterable<unknown> & { setEncoding(e: 'utf8'): unknown },
+  obs: Observation,
+): Promise<void> {
   let done = false
   let failure: unknown
   let tooLong = false
@@ -127,13 +152,15 @@ async function readEventStream(ctx: SendContext, body: AsyncIterable<unknown> & 
 function errorInField(err: ParseError): PayloadError | undefined {
   if (err.type !== 'unknown-field' || err.field === undefined) return undefined
   const value = (err.value ?? '').trim()
-  const isJson = value.startsWith('{') && (() => {
-    try {
-      return typeof JSON.parse(value) === 'object'
-    } catch {
-      return false
-    }
-  })()
+  const isJson =
+    value.startsWith('{') &&
+    (() => {
+      try {
+        return typeof JSON.parse(value) === 'object'
+      } catch {
+        return false
+      }
+    })()
   if (err.field !== 'error' && !isJson) return undefined
   return new PayloadError(`server error in SSE field "${err.field}": ${errorDetail(value)}`)
 }

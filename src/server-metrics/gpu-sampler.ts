@@ -21,8 +21,21 @@ export class GpuSampler {
   #buffer = ''
 
   constructor(gpus: readonly number[], intervalMs: number, nowMs: () => number, write: (row: GpuRow) => void) {
-    const args = [`--query-gpu=${QUERY.map(([q]) => q).join(',')}`, '--format=csv,noheader,nounits', `-lms`, String(Math.max(100, Math.round(intervalMs))), '-i', gpus.join(',')]
-    this.#process = execa('nvidia-smi', args, { reject: false, buffer: false, stdin: 'ignore', stderr: 'ignore', cleanup: true })
+    const args = [
+      `--query-gpu=${QUERY.map(([q]) => q).join(',')}`,
+      '--format=csv,noheader,nounits',
+      `-lms`,
+      String(Math.max(100, Math.round(intervalMs))),
+      '-i',
+      gpus.join(','),
+    ]
+    this.#process = execa('nvidia-smi', args, {
+      reject: false,
+      buffer: false,
+      stdin: 'ignore',
+      stderr: 'ignore',
+      cleanup: true,
+    })
     this.#process.stdout?.setEncoding('utf8')
     this.#process.stdout?.on('data', (text: string) => {
       this.#buffer += text

@@ -6,14 +6,34 @@ import parsePrometheusTextFormat from 'parse-prometheus-text-format'
  * How label sets combine: counts add up, ratios take the largest.
  */
 export const WORKER_METRICS = {
-  num_running_reqs: { names: ['sglang:num_running_reqs', 'vllm:num_requests_running', 'llamacpp:requests_processing'], combine: 'sum' },
-  num_queue_reqs: { names: ['sglang:num_queue_reqs', 'vllm:num_requests_waiting', 'llamacpp:requests_deferred'], combine: 'sum' },
-  token_usage: { names: ['sglang:token_usage', 'vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc', 'llamacpp:kv_cache_usage_ratio'], combine: 'max' },
+  num_running_reqs: {
+    names: ['sglang:num_running_reqs', 'vllm:num_requests_running', 'llamacpp:requests_processing'],
+    combine: 'sum',
+  },
+  num_queue_reqs: {
+    names: ['sglang:num_queue_reqs', 'vllm:num_requests_waiting', 'llamacpp:requests_deferred'],
+    combine: 'sum',
+  },
+  token_usage: {
+    names: [
+      'sglang:token_usage',
+      'vllm:kv_cache_usage_perc',
+      'vllm:gpu_cache_usage_perc',
+      'llamacpp:kv_cache_usage_ratio',
+    ],
+    combine: 'max',
+  },
   cache_hit_rate: { names: ['sglang:cache_hit_rate'], combine: 'max' },
   gen_throughput: { names: ['sglang:gen_throughput'], combine: 'sum' },
   num_requests_total: { names: ['sglang:num_requests_total', 'vllm:request_success_total'], combine: 'sum' },
-  prompt_tokens_total: { names: ['sglang:prompt_tokens_total', 'vllm:prompt_tokens_total', 'llamacpp:prompt_tokens_total'], combine: 'sum' },
-  generation_tokens_total: { names: ['sglang:generation_tokens_total', 'vllm:generation_tokens_total', 'llamacpp:tokens_predicted_total'], combine: 'sum' },
+  prompt_tokens_total: {
+    names: ['sglang:prompt_tokens_total', 'vllm:prompt_tokens_total', 'llamacpp:prompt_tokens_total'],
+    combine: 'sum',
+  },
+  generation_tokens_total: {
+    names: ['sglang:generation_tokens_total', 'vllm:generation_tokens_total', 'llamacpp:tokens_predicted_total'],
+    combine: 'sum',
+  },
 } as const
 
 /** The router's per-worker series (sglang-router ≥ 0.3's smg_*, ≤ 0.2.4's sgl_router_*), one metric per worker. */
@@ -24,8 +44,12 @@ export const ROUTER_METRICS = {
 
 export type WorkerMetric = keyof typeof WORKER_METRICS
 
-const NAME_TO_METRIC = new Map<string, WorkerMetric>(Object.entries(WORKER_METRICS).flatMap(([metric, m]) => m.names.map((n) => [n, metric as WorkerMetric] as const)))
-const NAME_TO_ROUTER = new Map<string, string>(Object.entries(ROUTER_METRICS).flatMap(([metric, names]) => names.map((n) => [n, metric] as const)))
+const NAME_TO_METRIC = new Map<string, WorkerMetric>(
+  Object.entries(WORKER_METRICS).flatMap(([metric, m]) => m.names.map((n) => [n, metric as WorkerMetric] as const)),
+)
+const NAME_TO_ROUTER = new Map<string, string>(
+  Object.entries(ROUTER_METRICS).flatMap(([metric, names]) => names.map((n) => [n, metric] as const)),
+)
 const WANTED = [...NAME_TO_METRIC.keys(), ...NAME_TO_ROUTER.keys()]
 
 /**
@@ -33,7 +57,11 @@ const WANTED = [...NAME_TO_METRIC.keys(), ...NAME_TO_ROUTER.keys()]
  * The parser drops a last sample that lacks its newline, so every kept line ends with one.
  */
 function relevant(text: string): string {
-  const kept = text.split('\n').filter((line) => WANTED.some((name) => line.startsWith(name) || (line.startsWith('# TYPE ') && line.startsWith(name, 7))))
+  const kept = text
+    .split('\n')
+    .filter((line) =>
+      WANTED.some((name) => line.startsWith(name) || (line.startsWith('# TYPE ') && line.startsWith(name, 7))),
+    )
   return kept.map((line) => `${line}\n`).join('')
 }
 
@@ -56,7 +84,9 @@ export function workerValues(text: string): Map<string, number> {
     // vLLM's request_success_total is one series per finish reason: they add up like SGLang's single one
     const sum = WORKER_METRICS[metric].combine === 'sum'
     const seen = out.get(metric)
-    const combined = sum ? values.reduce((a, b) => a + b, seen ?? 0) : Math.max(...values, seen ?? Number.NEGATIVE_INFINITY)
+    const combined = sum
+      ? values.reduce((a, b) => a + b, seen ?? 0)
+      : Math.max(...values, seen ?? Number.NEGATIVE_INFINITY)
     out.set(metric, combined)
   }
   return out

@@ -1,7 +1,7 @@
-import { createWriteStream, type WriteStream } from 'node:fs'
 import { once } from 'node:events'
+import { createWriteStream, type WriteStream } from 'node:fs'
+import { type Stringifier, stringify } from 'csv-stringify'
 import { Pool } from 'undici'
-import { stringify, type Stringifier } from 'csv-stringify'
 import { GpuSampler } from './gpu-sampler.ts'
 import { routerValues, workerValues } from './metric-map.ts'
 
@@ -61,14 +61,23 @@ export class MetricsSampler {
   readonly #gpus: readonly number[]
   #gpuSampler: GpuSampler | undefined
 
-  constructor(init: { sources: MetricsSource[]; path: string; nowMs: () => number; intervalMs: number; workerName: (url: string) => string; gpus?: readonly number[] | undefined }) {
+  constructor(init: {
+    sources: MetricsSource[]
+    path: string
+    nowMs: () => number
+    intervalMs: number
+    workerName: (url: string) => string
+    gpus?: readonly number[] | undefined
+  }) {
     this.#gpus = init.gpus ?? []
     this.path = init.path
     this.#sources = init.sources
     this.#nowMs = init.nowMs
     this.#intervalMs = init.intervalMs
     this.#workerName = init.workerName
-    this.#pools = new Map(init.sources.map((s) => [s.name, new Pool(new URL(s.url).origin, { connections: 1, keepAliveTimeout: 4000 })]))
+    this.#pools = new Map(
+      init.sources.map((s) => [s.name, new Pool(new URL(s.url).origin, { connections: 1, keepAliveTimeout: 4000 })]),
+    )
     for (const s of init.sources) this.#outcomes.set(s.name, { url: s.url, samples: 0, failed: 0, note: undefined })
     this.#out = createWriteStream(init.path)
     this.#csv = stringify({ header: true, columns: ['time', 'source', 'metric', 'value'] })
@@ -76,7 +85,8 @@ export class MetricsSampler {
   }
 
   start(): void {
-    if (this.#gpus.length > 0) this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (row) => this.#csv.write(row))
+    if (this.#gpus.length > 0)
+      this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (row) => this.#csv.write(row))
     this.#tick()
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs)
     this.#timer.unref()
@@ -132,9 +142,20 @@ export class MetricsSampler {
     const outcome = this.#outcomes.get(source.name) as SourceOutcome
     const timeout = Math.min(TIMEOUT_CAP_MS, this.#intervalMs * 2)
     try {
-      const res = await (this.#pools.get(source.name) as Pool).request({ path: new URL(source.url).pathname, method: 'GET', headersTimeout: timeout, bodyTimeout: timeout, signal: AbortSignal.timeout(timeout) })
+      const res = await (this.#pools.get(source.name) as Pool).request({
+        path: new URL(source.url).pathname,
+        method: 'GET',
+        headersTimeout: timeout,
+        bodyTimeout: timeout,
+        signal: AbortSignal.timeout(timeout),
+      })
       const text = await res.body.text()
-      if (res.statusCode !== 200) throw new Error(res.statusCode === 404 ? 'no /metrics (404): SGLang serves it only with --enable-metrics, llama.cpp with --metrics' : `HTTP ${res.statusCode}: ${text.trim().slice(0, 120)}`)
+      if (res.statusCode !== 200)
+        throw new Error(
+          res.statusCode === 404
+            ? 'no /metrics (404): SGLang serves it only with --enable-metrics, llama.cpp with --metrics'
+            : `HTTP ${res.statusCode}: ${text.trim().slice(0, 120)}`,
+        )
       outcome.samples++
       const values = source.kind === 'worker' ? workerValues(text) : routerValues(text, this.#workerName)
       if (values.size === 0) outcome.note = 'its /metrics has none of the metrics we map'

@@ -45,7 +45,11 @@ function increase(xs: Array<number | null>, answered: readonly boolean[]): numbe
   return total
 }
 
-export function summariseServerMetrics(sources: readonly MetricsSource[], { series, outcomes, gpus }: SampledRun, intervalMs: number): ServerMetricsSummary {
+export function summariseServerMetrics(
+  sources: readonly MetricsSource[],
+  { series, outcomes, gpus }: SampledRun,
+  intervalMs: number,
+): ServerMetricsSummary {
   const peaks: ServerMetricsSummary['peaks'] = {}
   for (const [source, metrics] of series.values) {
     peaks[source] = {}
@@ -55,8 +59,18 @@ export function summariseServerMetrics(sources: readonly MetricsSource[], { seri
     }
   }
   const workers = sources.filter((s) => s.kind === 'worker').map((s) => s.name)
-  const peak = Object.fromEntries(GATED_GAUGES.map((g) => [g, max(workers.map((w) => peaks[w]?.[g] ?? null)) ?? null])) as Record<GatedGauge, number | null>
+  const peak = Object.fromEntries(
+    GATED_GAUGES.map((g) => [g, max(workers.map((w) => peaks[w]?.[g] ?? null)) ?? null]),
+  ) as Record<GatedGauge, number | null>
   const counted = workers.filter((w) => series.values.get(w)?.has('num_requests_total'))
-  const requests_per_worker = counted.length === 0 ? null : Object.fromEntries(counted.map((w) => [w, increase(series.values.get(w)?.get('num_requests_total') ?? [], series.answered.get(w) ?? [])]))
+  const requests_per_worker =
+    counted.length === 0
+      ? null
+      : Object.fromEntries(
+          counted.map((w) => [
+            w,
+            increase(series.values.get(w)?.get('num_requests_total') ?? [], series.answered.get(w) ?? []),
+          ]),
+        )
   return { interval_ms: intervalMs, sources: Object.fromEntries(outcomes), peaks, peak, requests_per_worker, gpus }
 }

@@ -3,13 +3,14 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { expect, test, vi } from 'vitest'
-import { bootstrapNoise, compareToBaseline } from './baseline.ts'
 import { matchers } from '../matchers/matchers.ts'
+import { bootstrapNoise, compareToBaseline } from './baseline.ts'
 import { syntheticRun } from './synthetic-run.ts'
 
 expect.extend(matchers)
 
-const runWith = (scale: number) => syntheticRun(Array.from({ length: 200 }, (_, i) => ({ ttftS: (((i * 37) % 200) + 1) * scale / 1000 })))
+const runWith = (scale: number) =>
+  syntheticRun(Array.from({ length: 200 }, (_, i) => ({ ttftS: ((((i * 37) % 200) + 1) * scale) / 1000 })))
 const regression = { ttft: { p99: 10 } }
 
 test('bootstrap noise of a percentile: zero for constant samples, positive otherwise, the same for the same run', () => {
@@ -21,7 +22,10 @@ test('bootstrap noise of a percentile: zero for constant samples, positive other
 
 test('a missing baseline is written outside CI; in CI it is an error that says how to make one', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'baseline-')), 'perf', 'node.json')
-  expect(compareToBaseline(runWith(1), path, regression, { CI: 'true' })).toMatchObject({ written: false, problem: `no baseline at ${path}: run once with LLM_PERF_UPDATE_BASELINE=1 (or outside CI) and commit the file` })
+  expect(compareToBaseline(runWith(1), path, regression, { CI: 'true' })).toMatchObject({
+    written: false,
+    problem: `no baseline at ${path}: run once with LLM_PERF_UPDATE_BASELINE=1 (or outside CI) and commit the file`,
+  })
   expect(compareToBaseline(runWith(1), path, regression, {})).toMatchObject({ written: true })
   const file = JSON.parse(readFileSync(path, 'utf8'))
   expect(file.metrics['ttft.p99']).toMatchObject({ n: 200 })
@@ -40,7 +44,9 @@ test('toMeetSlo with compareTo: the same run passes; a 50 % slower p99 fails, na
     expect(runWith(1.5)).toMeetSlo({ success_rate: { min: 0.99 } }, { compareTo: path, regression })
     expect.unreachable()
   } catch (err) {
-    expect(stripVTControlCharacters((err as Error).message)).toMatch(/ {2}✗ ttft\.p99 vs baseline: 297\.0, baseline 198\.0, allowed ≤ \d+\.\d \(50\.0%\)/u)
+    expect(stripVTControlCharacters((err as Error).message)).toMatch(
+      / {2}✗ ttft\.p99 vs baseline: 297\.0, baseline 198\.0, allowed ≤ \d+\.\d \(50\.0%\)/u,
+    )
   } finally {
     vi.unstubAllEnvs()
   }

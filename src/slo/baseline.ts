@@ -1,8 +1,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
-import type { BenchRun } from '../summarise/bench-run.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { fieldValues } from './evaluate-slo.ts'
 
@@ -51,15 +51,25 @@ function measure(run: BenchRun, spec: RegressionSpec): BaselineFile['metrics'] {
     const sorted = Float64Array.from(values).sort()
     for (const key of Object.keys(objectives)) {
       const p = PERCENTILE[key]
-      if (p === undefined) throw new Error(`regression.${field}.${key}: expected one of ${Object.keys(PERCENTILE).join(', ')}`)
-      if (values.length > 0) out[`${field}.${key}`] = { value: percentileSorted(sorted, p), noise: bootstrapNoise(values, p), n: values.length }
+      if (p === undefined)
+        throw new Error(`regression.${field}.${key}: expected one of ${Object.keys(PERCENTILE).join(', ')}`)
+      if (values.length > 0)
+        out[`${field}.${key}`] = {
+          value: percentileSorted(sorted, p),
+          noise: bootstrapNoise(values, p),
+          n: values.length,
+        }
     }
   }
   return out
 }
 
 export function writeBaseline(path: string, run: BenchRun, spec: RegressionSpec): void {
-  const file: BaselineFile = { created_at: new Date().toISOString(), package_version: PACKAGE_VERSION, metrics: measure(run, spec) }
+  const file: BaselineFile = {
+    created_at: new Date().toISOString(),
+    package_version: PACKAGE_VERSION,
+    metrics: measure(run, spec),
+  }
   mkdirSync(dirname(resolve(path)), { recursive: true })
   writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`)
 }
@@ -69,13 +79,23 @@ export function writeBaseline(path: string, run: BenchRun, spec: RegressionSpec)
  * baseline · (1 + pct/100) + 2·√(noise_baseline² + noise_now²). Writes the baseline instead when the
  * file is missing outside CI, or when LLM_PERF_UPDATE_BASELINE=1.
  */
-export function compareToBaseline(run: BenchRun, path: string, spec: RegressionSpec, env: NodeJS.ProcessEnv = process.env): { written: boolean; results: RegressionResult[]; problem?: string } {
+export function compareToBaseline(
+  run: BenchRun,
+  path: string,
+  spec: RegressionSpec,
+  env: NodeJS.ProcessEnv = process.env,
+): { written: boolean; results: RegressionResult[]; problem?: string } {
   const update = env[UPDATE_BASELINE_ENV] === '1' || env[UPDATE_BASELINE_ENV] === 'true'
   if (update || (!existsSync(path) && (env['CI'] === undefined || env['CI'] === '' || env['CI'] === 'false'))) {
     writeBaseline(path, run, spec)
     return { written: true, results: [] }
   }
-  if (!existsSync(path)) return { written: false, results: [], problem: `no baseline at ${path}: run once with ${UPDATE_BASELINE_ENV}=1 (or outside CI) and commit the file` }
+  if (!existsSync(path))
+    return {
+      written: false,
+      results: [],
+      problem: `no baseline at ${path}: run once with ${UPDATE_BASELINE_ENV}=1 (or outside CI) and commit the file`,
+    }
   const base = JSON.parse(readFileSync(path, 'utf8')) as BaselineFile
   const now = measure(run, spec)
   const results: RegressionResult[] = []
@@ -84,7 +104,12 @@ export function compareToBaseline(run: BenchRun, path: string, spec: RegressionS
       const k = `${field}.${key}`
       const b = base.metrics[k]
       const c = now[k]
-      if (b === undefined || c === undefined) return { written: false, results, problem: `${k}: ${b === undefined ? `not in the baseline ${path}` : 'not reported in this run'}` }
+      if (b === undefined || c === undefined)
+        return {
+          written: false,
+          results,
+          problem: `${k}: ${b === undefined ? `not in the baseline ${path}` : 'not reported in this run'}`,
+        }
       const allowed = b.value * (1 + (pct as number) / 100) + 2 * Math.sqrt(b.noise ** 2 + c.noise ** 2)
       results.push({ key: k, baseline: b.value, observed: c.value, allowed, pass: c.value <= allowed })
     }

@@ -1,9 +1,9 @@
-import type { BenchRun } from '../summarise/bench-run.ts'
 import { InvalidThresholdError } from '../common/errors.ts'
 import { CSV_COLUMNS, DURATION_COLUMNS } from '../record/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
-import { normalizeSpec, requiredSamples, type Objective, type SloSpec } from './slo-spec.ts'
+import { normalizeSpec, type Objective, requiredSamples, type SloSpec } from './slo-spec.ts'
 
 export interface SloOptions {
   /** A baseline file (JSON) to compare with; written when missing (outside CI) or with LLM_PERF_UPDATE_BASELINE=1. */
@@ -37,8 +37,34 @@ export interface SloEvaluation {
 const DEFAULT_MAX_LAG_MS = 25
 const DEFAULT_MAX_LOOP_DELAY_MS = 50
 const MS_FIELDS = new Set<string>(DURATION_COLUMNS)
-const SERVER_FIELDS = new Set(['ttft', 'queue_time_in_server', 'tokenize_time', 'pure_queue_time', 'prefill_time', 'network_time', 'server_created_time', 'queue_time_start', 'queue_time_end', 'server_first_token_time', 'server_e2e_latency'])
-const NUMERIC_FIELDS = new Set<string>(CSV_COLUMNS.filter((c) => !['req_id', 'success', 'error', 'host', 'has_generated_text', 'finish_reason', 'error_type', 'server_timestamps'].includes(c)))
+const SERVER_FIELDS = new Set([
+  'ttft',
+  'queue_time_in_server',
+  'tokenize_time',
+  'pure_queue_time',
+  'prefill_time',
+  'network_time',
+  'server_created_time',
+  'queue_time_start',
+  'queue_time_end',
+  'server_first_token_time',
+  'server_e2e_latency',
+])
+const NUMERIC_FIELDS = new Set<string>(
+  CSV_COLUMNS.filter(
+    (c) =>
+      ![
+        'req_id',
+        'success',
+        'error',
+        'host',
+        'has_generated_text',
+        'finish_reason',
+        'error_type',
+        'server_timestamps',
+      ].includes(c),
+  ),
+)
 
 /** 1000 for duration fields (seconds in the CSV, ms in objectives), else 1. */
 export const fieldScale = (field: string): number => (MS_FIELDS.has(field) ? 1000 : 1)
@@ -77,21 +103,27 @@ function notReported(run: BenchRun, field: string): string {
   const ok = run.records.filter((r) => r.success).length
   if (ok === 0) return `no request succeeded (0 of ${run.records.length}), so there is no ${field} to judge`
   if (!SERVER_FIELDS.has(field)) return `${field} is empty for every successful request`
-  const variants = Object.entries(run.summary.server_timestamps).map(([k, n]) => `${k}: ${n}`).join(', ')
+  const variants = Object.entries(run.summary.server_timestamps)
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(', ')
   const hint = field === 'ttft' ? ' client_ttft, measured by the client alone, is always available.' : ''
   return `the server reported no timestamps for ${field} (server timestamps seen: ${variants}). It needs SGLang's native /generate (api: 'generate') with --enable-metrics, v0.5.5 or later; /v1/* responses carry no timings.${hint}`
 }
 
 function serverGaugeMissing(run: BenchRun, field: string): string {
   const sm = run.summary.server_metrics
-  if (sm === null) return `${field} comes from the servers' /metrics, which this run did not sample (metricsIntervalMs: 0)`
-  const notes = Object.entries(sm.sources).map(([name, o]) => `${name}: ${o.note ?? `${o.samples} samples without it`}`).join('; ')
+  if (sm === null)
+    return `${field} comes from the servers' /metrics, which this run did not sample (metricsIntervalMs: 0)`
+  const notes = Object.entries(sm.sources)
+    .map(([name, o]) => `${name}: ${o.note ?? `${o.samples} samples without it`}`)
+    .join('; ')
   return `no worker reported ${field.replace(/^peak_/u, '')} on /metrics (${notes})`
 }
 
 /** The per-request limit of each duration field: its loosest-percentile objective (max > p999 > … > mean). */
 function perRequestLimits(objectives: Objective[]): Map<string, Objective> {
-  const rank = (o: Objective): number => (o.aggregation === 'max' ? 101 : o.aggregation === 'min' ? -1 : (o.percentile ?? 0))
+  const rank = (o: Objective): number =>
+    o.aggregation === 'max' ? 101 : o.aggregation === 'min' ? -1 : (o.percentile ?? 0)
   const limits = new Map<string, Objective>()
   for (const o of objectives) {
     if (o.kind !== 'duration' || o.comparator === '>' || o.comparator === '>=') continue
@@ -104,12 +136,13 @@ function perRequestLimits(objectives: Objective[]): Map<string, Objective> {
 /** Goodput (DistServe, vLLM): the fraction of all requests that succeeded and met every per-request limit. */
 export function goodput(run: BenchRun, objectives: Objective[]): { fraction: number; perSecond: number } {
   const limits = [...perRequestLimits(objectives).values()]
-  const good = run.records.filter((r) =>
-    r.success &&
-    limits.every((o) => {
-      const v = (r as unknown as Record<string, unknown>)[o.field]
-      return typeof v === 'number' && holds(v * fieldScale(o.field), o)
-    }),
+  const good = run.records.filter(
+    (r) =>
+      r.success &&
+      limits.every((o) => {
+        const v = (r as unknown as Record<string, unknown>)[o.field]
+        return typeof v === 'number' && holds(v * fieldScale(o.field), o)
+      }),
   ).length
   const n = run.records.length
   return { fraction: n > 0 ? good / n : 0, perSecond: run.summary.duration_s > 0 ? good / run.summary.duration_s : 0 }
@@ -118,35 +151,77 @@ export function goodput(run: BenchRun, objectives: Objective[]): { fraction: num
 export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = {}): SloEvaluation {
   const objectives = normalizeSpec(spec)
   const unknown = objectives.filter((o) => o.kind === 'duration' && !NUMERIC_FIELDS.has(o.field)).map((o) => o.field)
-  if (unknown.length > 0) throw new InvalidThresholdError(`Unknown metric ${[...new Set(unknown)].join(', ')}: expected a numeric requests.csv column (e.g. ttft, client_ttft, pure_queue_time, total_latency, tpot) or one of success_rate, request_throughput, output_token_throughput, goodput`)
+  if (unknown.length > 0)
+    throw new InvalidThresholdError(
+      `Unknown metric ${[...new Set(unknown)].join(', ')}: expected a numeric requests.csv column (e.g. ttft, client_ttft, pure_queue_time, total_latency, tpot) or one of success_rate, request_throughput, output_token_throughput, goodput`,
+    )
   const gp = goodput(run, objectives)
   const s = run.summary
   const lagLimit = options.maxDispatchLagMs ?? DEFAULT_MAX_LAG_MS
   const loopLimit = options.maxEventLoopDelayMs ?? DEFAULT_MAX_LOOP_DELAY_MS
   const invalid =
-    s.dispatch_lag_ms.p99 > lagLimit ? `the load generator fell behind: dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(1)} ms > ${lagLimit} ms (maxDispatchLagMs)`
-    : s.event_loop_delay_ms.p99 > loopLimit ? `the load generator fell behind: event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(1)} ms > ${loopLimit} ms (maxEventLoopDelayMs)`
-    : undefined
+    s.dispatch_lag_ms.p99 > lagLimit
+      ? `the load generator fell behind: dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(1)} ms > ${lagLimit} ms (maxDispatchLagMs)`
+      : s.event_loop_delay_ms.p99 > loopLimit
+        ? `the load generator fell behind: event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(1)} ms > ${loopLimit} ms (maxEventLoopDelayMs)`
+        : undefined
   const peak = s.server_metrics?.peak
   const rates: Record<string, number | null | undefined> = {
-    success_rate: s.success_rate, request_throughput: s.request_throughput, output_token_throughput: s.output_token_throughput, goodput: gp.fraction,
-    peak_num_running_reqs: peak?.num_running_reqs, peak_num_queue_reqs: peak?.num_queue_reqs, peak_token_usage: peak?.token_usage,
+    success_rate: s.success_rate,
+    request_throughput: s.request_throughput,
+    output_token_throughput: s.output_token_throughput,
+    goodput: gp.fraction,
+    peak_num_running_reqs: peak?.num_running_reqs,
+    peak_num_queue_reqs: peak?.num_queue_reqs,
+    peak_token_usage: peak?.token_usage,
   }
   const results = objectives.map((o): ObjectiveResult => {
     if (o.kind === 'rate') {
       const observed = rates[o.field]
-      if (observed === null || observed === undefined) return { objective: o, status: 'not_reported', observed: undefined, samples: 0, reason: serverGaugeMissing(run, o.field) }
-      return { objective: o, status: holds(observed, o) ? 'pass' : 'fail', observed, samples: run.records.length, reason: undefined }
+      if (observed === null || observed === undefined)
+        return {
+          objective: o,
+          status: 'not_reported',
+          observed: undefined,
+          samples: 0,
+          reason: serverGaugeMissing(run, o.field),
+        }
+      return {
+        objective: o,
+        status: holds(observed, o) ? 'pass' : 'fail',
+        observed,
+        samples: run.records.length,
+        reason: undefined,
+      }
     }
     // aggregated in the CSV's unit, then scaled: what `np.percentile(df[field], 99) * 1000` gives
     const values = fieldValues(run.records, o.field, 1)
-    if (values.length === 0) return { objective: o, status: 'not_reported', observed: undefined, samples: 0, reason: notReported(run, o.field) }
+    if (values.length === 0)
+      return {
+        objective: o,
+        status: 'not_reported',
+        observed: undefined,
+        samples: 0,
+        reason: notReported(run, o.field),
+      }
     const needed = requiredSamples(o)
     if (values.length < needed) {
-      return { objective: o, status: 'too_few_samples', observed: undefined, samples: values.length, reason: `${o.aggregation} needs at least ${needed} successful samples to mean anything, got ${values.length} (set minSamples to override)` }
+      return {
+        objective: o,
+        status: 'too_few_samples',
+        observed: undefined,
+        samples: values.length,
+        reason: `${o.aggregation} needs at least ${needed} successful samples to mean anything, got ${values.length} (set minSamples to override)`,
+      }
     }
     const observed = aggregate(Float64Array.from(values).sort(), o) * fieldScale(o.field)
-    return { objective: o, status: holds(observed, o) ? 'pass' : 'fail', observed, samples: values.length, reason: undefined }
+    return {
+      objective: o,
+      status: holds(observed, o) ? 'pass' : 'fail',
+      observed,
+      samples: values.length,
+      reason: undefined,
+    }
   })
   return { results, invalid, goodput: gp }
 }

@@ -14,8 +14,16 @@ test.each([
 })
 
 test.each([
-  ['ttft', 'count<5', 'Invalid threshold "count<5" for ttft: expected "<aggregation> <op> <number>" such as \'p(99)<500\'; supported aggregations: avg, min, med, max, p(N)'],
-  ['ttft', 'rate<0.5', "Unsupported aggregation 'rate' for ttft (a duration): supported aggregations: avg, min, med, max, p(N)"],
+  [
+    'ttft',
+    'count<5',
+    'Invalid threshold "count<5" for ttft: expected "<aggregation> <op> <number>" such as \'p(99)<500\'; supported aggregations: avg, min, med, max, p(N)',
+  ],
+  [
+    'ttft',
+    'rate<0.5',
+    "Unsupported aggregation 'rate' for ttft (a duration): supported aggregations: avg, min, med, max, p(N)",
+  ],
   ['success_rate', 'avg>0.9', "Unsupported aggregation 'avg' for success_rate (a rate): supported aggregations: rate"],
   ['ttft', 'p(101)<5', 'Invalid percentile p(101) for ttft: expected 0 ≤ p ≤ 100'],
   ['ttft', 'p99<500', 'Invalid threshold "p99<500" for ttft'],
@@ -30,11 +38,29 @@ test('object objectives: unsupported keys list the supported ones; every problem
 })
 
 test.each([
-  [{ field: 'ttft', aggregation: 'p99', percentile: 99, comparator: '<=', limit: 1, source: '', kind: 'duration' }, 100],
-  [{ field: 'ttft', aggregation: 'p999', percentile: 99.9, comparator: '<=', limit: 1, source: '', kind: 'duration' }, 1000],
+  [
+    { field: 'ttft', aggregation: 'p99', percentile: 99, comparator: '<=', limit: 1, source: '', kind: 'duration' },
+    100,
+  ],
+  [
+    { field: 'ttft', aggregation: 'p999', percentile: 99.9, comparator: '<=', limit: 1, source: '', kind: 'duration' },
+    1000,
+  ],
   [{ field: 'ttft', aggregation: 'p50', percentile: 50, comparator: '<=', limit: 1, source: '', kind: 'duration' }, 2],
   [{ field: 'ttft', aggregation: 'max', comparator: '<=', limit: 1, source: '', kind: 'duration' }, 1],
-  [{ field: 'ttft', aggregation: 'p99', percentile: 99, comparator: '<=', limit: 1, source: '', kind: 'duration', minSamples: 20 }, 20],
+  [
+    {
+      field: 'ttft',
+      aggregation: 'p99',
+      percentile: 99,
+      comparator: '<=',
+      limit: 1,
+      source: '',
+      kind: 'duration',
+      minSamples: 20,
+    },
+    20,
+  ],
 ] as const)('%j needs %s samples', (objective, n) => {
   expect(requiredSamples(objective)).toBe(n)
 })

@@ -22,7 +22,15 @@ export interface RateObjectives {
  * Run-level figures bounded by min/max (k6: 'rate>0.99', or 'value<32'). The peak_* ones are the servers'
  * own gauges from server-metrics.csv: the largest value any one worker reported during the run.
  */
-export const RATE_METRICS = ['success_rate', 'request_throughput', 'output_token_throughput', 'goodput', 'peak_num_running_reqs', 'peak_num_queue_reqs', 'peak_token_usage'] as const
+export const RATE_METRICS = [
+  'success_rate',
+  'request_throughput',
+  'output_token_throughput',
+  'goodput',
+  'peak_num_running_reqs',
+  'peak_num_queue_reqs',
+  'peak_token_usage',
+] as const
 export type RateMetric = (typeof RATE_METRICS)[number]
 
 /**
@@ -58,13 +66,31 @@ const PERCENTILE_KEYS: Record<string, number> = { p50: 50, p90: 90, p95: 95, p99
 export function parseThreshold(field: string, text: string): Objective {
   const rate = (RATE_METRICS as readonly string[]).includes(field)
   const m = K6.exec(text)
-  if (m === null) throw new InvalidThresholdError(`Invalid threshold ${JSON.stringify(text)} for ${field}: expected "<aggregation> <op> <number>" such as ${rate ? "'rate>0.99'" : "'p(99)<500'"}; supported aggregations: ${rate ? 'rate' : DURATION_AGGREGATIONS}`)
+  if (m === null)
+    throw new InvalidThresholdError(
+      `Invalid threshold ${JSON.stringify(text)} for ${field}: expected "<aggregation> <op> <number>" such as ${rate ? "'rate>0.99'" : "'p(99)<500'"}; supported aggregations: ${rate ? 'rate' : DURATION_AGGREGATIONS}`,
+    )
   const [, agg, p, comparator, limit] = m as unknown as [string, string, string | undefined, Comparator, string]
-  if (rate && agg !== 'rate' && agg !== 'value') throw new InvalidThresholdError(`Unsupported aggregation '${agg}' for ${field} (a rate): supported aggregations: rate, value`)
-  if (!rate && (agg === 'rate' || agg === 'value')) throw new InvalidThresholdError(`Unsupported aggregation 'rate' for ${field} (a duration): supported aggregations: ${DURATION_AGGREGATIONS}`)
+  if (rate && agg !== 'rate' && agg !== 'value')
+    throw new InvalidThresholdError(
+      `Unsupported aggregation '${agg}' for ${field} (a rate): supported aggregations: rate, value`,
+    )
+  if (!rate && (agg === 'rate' || agg === 'value'))
+    throw new InvalidThresholdError(
+      `Unsupported aggregation 'rate' for ${field} (a duration): supported aggregations: ${DURATION_AGGREGATIONS}`,
+    )
   const percentile = p !== undefined ? Number(p) : agg === 'med' ? 50 : undefined
-  if (percentile !== undefined && (percentile < 0 || percentile > 100)) throw new InvalidThresholdError(`Invalid percentile p(${p}) for ${field}: expected 0 ≤ p ≤ 100`)
-  return { field, aggregation: agg === 'avg' ? 'mean' : agg === 'value' ? 'rate' : agg, ...(percentile === undefined ? {} : { percentile }), comparator, limit: Number(limit), source: text.trim(), kind: rate ? 'rate' : 'duration' }
+  if (percentile !== undefined && (percentile < 0 || percentile > 100))
+    throw new InvalidThresholdError(`Invalid percentile p(${p}) for ${field}: expected 0 ≤ p ≤ 100`)
+  return {
+    field,
+    aggregation: agg === 'avg' ? 'mean' : agg === 'value' ? 'rate' : agg,
+    ...(percentile === undefined ? {} : { percentile }),
+    comparator,
+    limit: Number(limit),
+    source: text.trim(),
+    kind: rate ? 'rate' : 'duration',
+  }
 }
 
 /** Turns a spec into a flat list of objectives, validating every entry (all problems at once). */
@@ -91,16 +117,37 @@ function fieldObjectives(field: string, value: NonNullable<SloSpec[string]>): Ob
   const out: Objective[] = []
   for (const [key, limit] of Object.entries(value as Record<string, unknown>)) {
     if (key === 'minSamples') continue
-    if (typeof limit !== 'number' || Number.isNaN(limit)) throw new InvalidThresholdError(`${field}.${key}: expected a number, got ${JSON.stringify(limit)}`)
+    if (typeof limit !== 'number' || Number.isNaN(limit))
+      throw new InvalidThresholdError(`${field}.${key}: expected a number, got ${JSON.stringify(limit)}`)
     if (rate) {
-      if (key !== 'min' && key !== 'max') throw new InvalidThresholdError(`Unsupported objective '${key}' for ${field} (a rate): supported: min, max`)
-      out.push({ field, aggregation: 'rate', comparator: key === 'min' ? '>=' : '<=', limit, source: `${key}: ${limit}`, kind: 'rate' })
+      if (key !== 'min' && key !== 'max')
+        throw new InvalidThresholdError(`Unsupported objective '${key}' for ${field} (a rate): supported: min, max`)
+      out.push({
+        field,
+        aggregation: 'rate',
+        comparator: key === 'min' ? '>=' : '<=',
+        limit,
+        source: `${key}: ${limit}`,
+        kind: 'rate',
+      })
       continue
     }
     const percentile = PERCENTILE_KEYS[key]
-    if (percentile === undefined && key !== 'mean' && key !== 'max') throw new InvalidThresholdError(`Unsupported objective '${key}' for ${field} (a duration): supported: p50, p90, p95, p99, p999, mean, max, minSamples`)
+    if (percentile === undefined && key !== 'mean' && key !== 'max')
+      throw new InvalidThresholdError(
+        `Unsupported objective '${key}' for ${field} (a duration): supported: p50, p90, p95, p99, p999, mean, max, minSamples`,
+      )
     const minSamples = (value as DurationObjectives).minSamples
-    out.push({ field, aggregation: key, ...(percentile === undefined ? {} : { percentile }), comparator: '<=', limit, source: `${key}: ${limit}`, kind: 'duration', ...(minSamples === undefined ? {} : { minSamples }) })
+    out.push({
+      field,
+      aggregation: key,
+      ...(percentile === undefined ? {} : { percentile }),
+      comparator: '<=',
+      limit,
+      source: `${key}: ${limit}`,
+      kind: 'duration',
+      ...(minSamples === undefined ? {} : { minSamples }),
+    })
   }
   return out
 }

@@ -1,6 +1,6 @@
 import type { RequestRecord } from '../record/request-record.ts'
-import type { RunSummary } from './run-summary.ts'
 import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summary.ts'
+import type { RunSummary } from './run-summary.ts'
 
 /** What summary.json holds besides the figures: enough to reproduce and to trust the run. */
 export interface RunContext {

@@ -30,5 +30,9 @@ export function concurrencyOverTime(records: readonly RequestRecord[], maxPoints
   }
   const span = (events.at(-1)?.[0] ?? 0) - (events[0]?.[0] ?? 0)
   const step = Math.max(1, Math.ceil(series.length / maxPoints))
-  return { mean: span > 0 ? area / span : 0, max: peak, series: series.filter((_, i) => i % step === 0 || i === series.length - 1) }
+  return {
+    mean: span > 0 ? area / span : 0,
+    max: peak,
+    series: series.filter((_, i) => i % step === 0 || i === series.length - 1),
+  }
 }

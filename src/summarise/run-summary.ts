@@ -1,7 +1,7 @@
 import { DURATION_COLUMNS } from '../record/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import { concurrencyOverTime, type ConcurrencySummary } from './concurrency.ts'
-import { distribution, type Distribution } from './distribution.ts'
+import { type ConcurrencySummary, concurrencyOverTime } from './concurrency.ts'
+import { type Distribution, distribution } from './distribution.ts'
 
 export interface LagSummary {
   p50: number
@@ -42,7 +42,12 @@ export interface RunSummary {
    * counted them, the outputs as asked and as produced. `exact` counts prompts the server counted as built.
    */
   lengths: {
-    prompt: { requested: Distribution | null; actual: Distribution | null; exact: number | null; differing: number | null }
+    prompt: {
+      requested: Distribution | null
+      actual: Distribution | null
+      exact: number | null
+      differing: number | null
+    }
     output: { requested: Distribution | null; actual: Distribution | null; short: number }
   }
   /** Successful rows with a `warning` (short output, another prompt length). */
@@ -77,17 +82,29 @@ const rateOver = (times: number[]): number | null => {
 }
 
 const known = (rows: readonly RequestRecord[], pick: (r: RequestRecord) => number | undefined): Distribution | null =>
-  distribution(rows.flatMap((r) => {
-    const v = pick(r)
-    return v === undefined ? [] : [v]
-  })) ?? null
+  distribution(
+    rows.flatMap((r) => {
+      const v = pick(r)
+      return v === undefined ? [] : [v]
+    }),
+  ) ?? null
 
 function lengths(ok: readonly RequestRecord[], chat: boolean): RunSummary['lengths'] {
   const both = ok.filter((r) => r.requested_prompt_tokens !== undefined && r.actual_prompt_tokens !== undefined)
   const exact = both.filter((r) => r.requested_prompt_tokens === r.actual_prompt_tokens).length
   return {
-    prompt: { requested: known(ok, (r) => r.requested_prompt_tokens), actual: known(ok, (r) => r.actual_prompt_tokens), exact: chat ? null : exact, differing: chat ? null : both.length - exact },
-    output: { requested: known(ok, (r) => r.expected_output_length), actual: known(ok, (r) => r.actual_output_tokens), short: ok.filter((r) => r.actual_output_tokens !== undefined && r.actual_output_tokens < r.expected_output_length).length },
+    prompt: {
+      requested: known(ok, (r) => r.requested_prompt_tokens),
+      actual: known(ok, (r) => r.actual_prompt_tokens),
+      exact: chat ? null : exact,
+      differing: chat ? null : both.length - exact,
+    },
+    output: {
+      requested: known(ok, (r) => r.expected_output_length),
+      actual: known(ok, (r) => r.actual_output_tokens),
+      short: ok.filter((r) => r.actual_output_tokens !== undefined && r.actual_output_tokens < r.expected_output_length)
+        .length,
+    },
   }
 }
 

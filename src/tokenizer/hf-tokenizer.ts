@@ -30,7 +30,10 @@ export function hfTokenizer(tokenizerJson: string): PromptTokenizer {
   try {
     tokenizer = new Tokenizer(readJson(tokenizerJson) as object, config as object)
   } catch (cause) {
-    throw new DatasetError(`${tokenizerJson} is not a tokenizer.json the tokenizer can load: ${(cause as Error).message}`, { cause })
+    throw new DatasetError(
+      `${tokenizerJson} is not a tokenizer.json the tokenizer can load: ${(cause as Error).message}`,
+      { cause },
+    )
   }
   const encode = (text: string): number[] => tokenizer.encode(text, { add_special_tokens: false }).ids
   const specialTokens = tokenizer.encode('', { add_special_tokens: true }).ids.length

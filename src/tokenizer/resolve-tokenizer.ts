@@ -24,15 +24,20 @@ export async function resolveTokenizer(choice: TokenizerChoice, ctx: TokenizerCo
   if (choice === 'words') return wordsTokenizer('tokenizer: words was asked for')
   if (choice !== 'auto' && choice !== 'server') {
     const json = tokenizerJsonIn(choice)
-    if (json === undefined) throw new DatasetError(`\`tokenizer\`: expected a tokenizer.json or a model directory holding one, got ${JSON.stringify(choice)} (no such file)`)
+    if (json === undefined)
+      throw new DatasetError(
+        `\`tokenizer\`: expected a tokenizer.json or a model directory holding one, got ${JSON.stringify(choice)} (no such file)`,
+      )
     return hfTokenizer(json)
   }
   const local = choice === 'auto' && ctx.model !== undefined ? tokenizerJsonIn(ctx.model) : undefined
   if (local !== undefined) return hfTokenizer(local)
   const server = await serverTokenizer(ctx.serverUrl, ctx.headers, ctx.signal)
   if ('unavailable' in server) {
-    if (choice === 'server') throw new DatasetError(`\`tokenizer: 'server'\`: the server's tokenizer is not available (${server.unavailable})`)
-    const noLocal = ctx.model === undefined ? 'no local tokenizer.json (no model directory)' : `no tokenizer.json in ${ctx.model}`
+    if (choice === 'server')
+      throw new DatasetError(`\`tokenizer: 'server'\`: the server's tokenizer is not available (${server.unavailable})`)
+    const noLocal =
+      ctx.model === undefined ? 'no local tokenizer.json (no model directory)' : `no tokenizer.json in ${ctx.model}`
     return wordsTokenizer(`${noLocal}, and ${server.unavailable}: lengths are words, not tokens`)
   }
   return server

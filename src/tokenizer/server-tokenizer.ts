@@ -27,11 +27,28 @@ interface Answer {
   silent: boolean
 }
 
-async function tokenize(pool: Pool, headers: Record<string, string>, shape: Shape, text: string, special: boolean, path: string, timeoutMs = TIMEOUT_MS, signal?: AbortSignal): Promise<Answer> {
+async function tokenize(
+  pool: Pool,
+  headers: Record<string, string>,
+  shape: Shape,
+  text: string,
+  special: boolean,
+  path: string,
+  timeoutMs = TIMEOUT_MS,
+  signal?: AbortSignal,
+): Promise<Answer> {
   let raw: string
   let status: number
   try {
-    const res = await pool.request({ path, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(shape.body(text, special)), headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal })
+    const res = await pool.request({
+      path,
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(shape.body(text, special)),
+      headersTimeout: timeoutMs,
+      bodyTimeout: timeoutMs,
+      signal,
+    })
     status = res.statusCode
     raw = await res.body.text()
   } catch (err) {
@@ -40,7 +57,8 @@ async function tokenize(pool: Pool, headers: Record<string, string>, shape: Shap
   if (status !== 200) return { ids: undefined, problem: `HTTP ${status}: ${raw.trim().slice(0, 200)}`, silent: false }
   try {
     const tokens = (JSON.parse(raw) as { tokens?: unknown }).tokens
-    if (Array.isArray(tokens) && tokens.every((t) => Number.isInteger(t))) return { ids: tokens as number[], problem: '', silent: false }
+    if (Array.isArray(tokens) && tokens.every((t) => Number.isInteger(t)))
+      return { ids: tokens as number[], problem: '', silent: false }
   } catch {
     // not JSON: said below
   }
@@ -51,14 +69,20 @@ async function tokenize(pool: Pool, headers: Record<string, string>, shape: Shap
  * The server's own tokenizer through POST /tokenize (SGLang and vLLM shape, or llama.cpp's), or the reason
  * it is not available. Nothing is guessed: a server that answers neither shape is not used.
  */
-export async function serverTokenizer(url: string, headers: Record<string, string>, signal?: AbortSignal): Promise<PromptTokenizer | { unavailable: string }> {
+export async function serverTokenizer(
+  url: string,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<PromptTokenizer | { unavailable: string }> {
   const pool = new Pool(new URL(url).origin, { connections: IN_FLIGHT })
   const problems: string[] = []
   for (const [shape, path] of SHAPES.flatMap((s) => PATHS.map((p) => [s, p] as const))) {
     const probe = await tokenize(pool, headers, shape, 'hello world', false, path, PROBE_TIMEOUT_MS, signal)
     // llama.cpp answers a body without `content` with 200 and no tokens: an empty answer is no answer
     if (probe.ids === undefined || probe.ids.length === 0) {
-      problems.push(`${path} (${shape.name} shape): ${probe.ids === undefined ? probe.problem : 'no tokens for "hello world"'}`)
+      problems.push(
+        `${path} (${shape.name} shape): ${probe.ids === undefined ? probe.problem : 'no tokens for "hello world"'}`,
+      )
       if (probe.silent) break
       continue
     }
@@ -66,7 +90,8 @@ export async function serverTokenizer(url: string, headers: Record<string, strin
     const specialTokens = empty.ids?.length ?? 0
     const encode = async (text: string): Promise<number[]> => {
       const answer = await tokenize(pool, headers, shape, text, false, path, TIMEOUT_MS, signal)
-      if (answer.ids === undefined) throw new DatasetError(`The server's ${path} failed while building prompts: ${answer.problem}`)
+      if (answer.ids === undefined)
+        throw new DatasetError(`The server's ${path} failed while building prompts: ${answer.problem}`)
       return answer.ids
     }
     return {

@@ -13,7 +13,8 @@ export interface SpecContext {
   tracker: LaunchSpec['tracker']
 }
 
-const flag = (name: string, value: number | string | undefined): string[] => (value === undefined ? [] : [name, String(value)])
+const flag = (name: string, value: number | string | undefined): string[] =>
+  value === undefined ? [] : [name, String(value)]
 
 /** The GPUs worker `index` gets: a contiguous slice of the configured list. */
 export function gpusFor(t: ResolvedTopologyOptions, index: number): number[] {
@@ -26,8 +27,10 @@ export function gpusFor(t: ResolvedTopologyOptions, index: number): number[] {
 function mappedServerFlags(t: ResolvedTopologyOptions, port: number, keyFlag = true): string[] {
   const s = t.server
   return [
-    '--host', t.host,
-    '--port', String(port),
+    '--host',
+    t.host,
+    '--port',
+    String(port),
     ...(s.enableMetrics ? ['--enable-metrics'] : []),
     ...flag('--tp-size', s.tpSize),
     ...flag('--max-running-requests', s.maxRunningRequests),
@@ -40,7 +43,14 @@ function mappedServerFlags(t: ResolvedTopologyOptions, port: number, keyFlag = t
 
 /** `python -m sglang.launch_server …` exactly as SGLang documents it, plus the mapped options and `server.args`. */
 export function sglangWorkerArgv(t: ResolvedTopologyOptions, port: number): string[] {
-  return ['-m', 'sglang.launch_server', '--model-path', t.model as string, ...mappedServerFlags(t, port), ...t.server.args]
+  return [
+    '-m',
+    'sglang.launch_server',
+    '--model-path',
+    t.model as string,
+    ...mappedServerFlags(t, port),
+    ...t.server.args,
+  ]
 }
 
 /** The simulator gets the same mapped options, its own knobs and `sim.args` (not `server.args`, which are GPU-specific). */
@@ -51,7 +61,8 @@ export function simWorkerArgv(t: ResolvedTopologyOptions, port: number, index: n
     ...mappedServerFlags(t, port, false),
     ...flag('--profile', t.sim.profile),
     ...flag('--speed', t.sim.speed),
-    '--random-seed', String(1000 + index),
+    '--random-seed',
+    String(1000 + index),
     ...t.sim.args,
   ]
 }
@@ -69,32 +80,78 @@ export function workerSpec(t: ResolvedTopologyOptions, ctx: SpecContext, index: 
   }
   if (ctx.engine === 'sglang') {
     const gpus = gpusFor(t, index).join(',')
-    return { ...common, command: t.python, args: sglangWorkerArgv(t, port), env: { ...ctx.env, CUDA_VISIBLE_DEVICES: gpus, ...t.server.env }, readiness: { path: '/health', intervalMs: 1000 }, startupTimeoutMs: t.startupTimeoutMs ?? 20 * 60_000, stopGraceMs: 30_000 }
+    return {
+      ...common,
+      command: t.python,
+      args: sglangWorkerArgv(t, port),
+      env: { ...ctx.env, CUDA_VISIBLE_DEVICES: gpus, ...t.server.env },
+      readiness: { path: '/health', intervalMs: 1000 },
+      startupTimeoutMs: t.startupTimeoutMs ?? 20 * 60_000,
+      stopGraceMs: 30_000,
+    }
   }
   if (ctx.engine === 'command') {
-    const line = (t.command as string).replaceAll('{port}', String(port)).replaceAll('{model}', t.model ?? '').replaceAll('{host}', t.host)
-    return { ...common, command: '/bin/sh', args: ['-c', `exec ${line}`], env: { ...ctx.env, CUDA_VISIBLE_DEVICES: gpusFor(t, index).join(','), ...t.server.env }, readiness: { path: t.healthPath, intervalMs: 1000 }, startupTimeoutMs: t.startupTimeoutMs ?? 20 * 60_000, stopGraceMs: 30_000 }
+    const line = (t.command as string)
+      .replaceAll('{port}', String(port))
+      .replaceAll('{model}', t.model ?? '')
+      .replaceAll('{host}', t.host)
+    return {
+      ...common,
+      command: '/bin/sh',
+      args: ['-c', `exec ${line}`],
+      env: { ...ctx.env, CUDA_VISIBLE_DEVICES: gpusFor(t, index).join(','), ...t.server.env },
+      readiness: { path: t.healthPath, intervalMs: 1000 },
+      startupTimeoutMs: t.startupTimeoutMs ?? 20 * 60_000,
+      stopGraceMs: 30_000,
+    }
   }
   const sim = simCommand('sim-server', t.sim.nodeArgs)
-  return { ...common, command: sim.command, args: [...sim.args, ...simWorkerArgv(t, port, index)], env: { ...ctx.env, ...keyEnv(t) }, readiness: { path: '/health', intervalMs: 100 }, startupTimeoutMs: t.startupTimeoutMs ?? 60_000, stopGraceMs: 5000 }
+  return {
+    ...common,
+    command: sim.command,
+    args: [...sim.args, ...simWorkerArgv(t, port, index)],
+    env: { ...ctx.env, ...keyEnv(t) },
+    readiness: { path: '/health', intervalMs: 100 },
+    startupTimeoutMs: t.startupTimeoutMs ?? 60_000,
+    stopGraceMs: 5000,
+  }
 }
 
 /** SGLang and sglang_router take the key only as --api-key; the simulator also reads it from LLM_PERF_API_KEY. */
-const keyEnv = (t: ResolvedTopologyOptions): Record<string, string> => (t.apiKey === undefined ? {} : { LLM_PERF_API_KEY: t.apiKey })
+const keyEnv = (t: ResolvedTopologyOptions): Record<string, string> =>
+  t.apiKey === undefined ? {} : { LLM_PERF_API_KEY: t.apiKey }
 
-export function routerArgv(t: ResolvedTopologyOptions, workerUrls: string[], port: number, promPort: number, keyFlag = true): string[] {
+export function routerArgv(
+  t: ResolvedTopologyOptions,
+  workerUrls: string[],
+  port: number,
+  promPort: number,
+  keyFlag = true,
+): string[] {
   return [
-    '--worker-urls', ...workerUrls,
-    '--policy', t.router?.policy ?? 'cache_aware',
-    '--host', t.host,
-    '--port', String(port),
-    '--prometheus-port', String(promPort),
+    '--worker-urls',
+    ...workerUrls,
+    '--policy',
+    t.router?.policy ?? 'cache_aware',
+    '--host',
+    t.host,
+    '--port',
+    String(port),
+    '--prometheus-port',
+    String(promPort),
     ...(keyFlag ? flag('--api-key', t.apiKey) : []),
     ...(t.router?.args ?? []),
   ]
 }
 
-export function routerSpec(t: ResolvedTopologyOptions, ctx: SpecContext, workerUrls: string[], port: number, promPort: number, label = 'router'): LaunchSpec {
+export function routerSpec(
+  t: ResolvedTopologyOptions,
+  ctx: SpecContext,
+  workerUrls: string[],
+  port: number,
+  promPort: number,
+  label = 'router',
+): LaunchSpec {
   const real = ctx.engine === 'sglang' || ctx.engine === 'command'
   const argv = routerArgv(t, workerUrls, port, promPort, real)
   const sim = simCommand('sim-router', t.sim.nodeArgs)

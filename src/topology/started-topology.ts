@@ -1,7 +1,7 @@
-import { launchWithFreePort } from '../launch/launch-with-port.ts'
 import { freePort } from '../launch/free-port.ts'
+import { launchWithFreePort } from '../launch/launch-with-port.ts'
 import type { StartedServer } from '../launch/started-server.ts'
-import { gpusFor, routerSpec, type Engine, type SpecContext } from './launch-specs.ts'
+import { type Engine, gpusFor, routerSpec, type SpecContext } from './launch-specs.ts'
 import type { ResolvedTopologyOptions } from './topology-options.ts'
 import type { TopologyWorker } from './topology-worker.ts'
 
@@ -35,7 +35,16 @@ export class StartedTopology {
   readonly #extraRouters: StartedServer[] = []
   readonly #attachedRouterUrl: string | undefined
 
-  constructor(init: { name: string; engine: Engine; workers: TopologyWorker[]; router?: StartedServer; routerMetricsUrl?: string; attachedRouterUrl?: string; options: ResolvedTopologyOptions; ctx: SpecContext }) {
+  constructor(init: {
+    name: string
+    engine: Engine
+    workers: TopologyWorker[]
+    router?: StartedServer
+    routerMetricsUrl?: string
+    attachedRouterUrl?: string
+    options: ResolvedTopologyOptions
+    ctx: SpecContext
+  }) {
     this.name = init.name
     this.engine = init.engine
     this.workers = init.workers
@@ -57,9 +66,18 @@ export class StartedTopology {
       engine: this.engine,
       url: this.url,
       ...(this.#options.model === undefined ? {} : { model: this.#options.model }),
-      ...(this.engine === 'sglang' || this.engine === 'command' ? { gpus: this.workers.flatMap((_, i) => gpusFor(this.#options, i)) } : {}),
-      workers: this.workers.map((w) => ({ name: w.name, url: w.url, ...(w.server === undefined ? {} : { pid: w.server.pid }) })),
-      logFiles: [...this.workers.flatMap((w) => (w.server === undefined ? [] : [w.server.logFile])), ...(this.router === undefined ? [] : [this.router.logFile])],
+      ...(this.engine === 'sglang' || this.engine === 'command'
+        ? { gpus: this.workers.flatMap((_, i) => gpusFor(this.#options, i)) }
+        : {}),
+      workers: this.workers.map((w) => ({
+        name: w.name,
+        url: w.url,
+        ...(w.server === undefined ? {} : { pid: w.server.pid }),
+      })),
+      logFiles: [
+        ...this.workers.flatMap((w) => (w.server === undefined ? [] : [w.server.logFile])),
+        ...(this.router === undefined ? [] : [this.router.logFile]),
+      ],
       ...(routerUrl === undefined ? {} : { router: { url: routerUrl, metricsUrl: this.routerMetricsUrl ?? '' } }),
       ...(control === undefined ? {} : { control }),
     }
@@ -68,23 +86,47 @@ export class StartedTopology {
   /** The failure schedule's step: exactly the named workers are down afterwards (an empty list restores all). */
   async setFailed(names: readonly string[]): Promise<void> {
     const unknown = names.filter((n) => !this.workers.some((w) => w.name === n))
-    if (unknown.length > 0) throw new Error(`Unknown worker ${unknown.join(', ')} in topology ${this.name}; it has ${this.workers.map((w) => w.name).join(', ')}`)
+    if (unknown.length > 0)
+      throw new Error(
+        `Unknown worker ${unknown.join(', ')} in topology ${this.name}; it has ${this.workers.map((w) => w.name).join(', ')}`,
+      )
     await Promise.all(this.workers.map((w) => (names.includes(w.name) ? w.fail() : w.restore())))
   }
 
   /** Another router, with another policy, over the already-running workers; stopped with the topology. */
-  async startRouter(policy: NonNullable<ResolvedTopologyOptions['router']>['policy'], args: string[] = []): Promise<{ url: string; metricsUrl: string; stop: () => Promise<void> }> {
-    const options: ResolvedTopologyOptions = { ...this.#options, router: { policy, args: [...(this.#options.router?.args ?? []), ...args], env: this.#options.router?.env ?? {} } }
+  async startRouter(
+    policy: NonNullable<ResolvedTopologyOptions['router']>['policy'],
+    args: string[] = [],
+  ): Promise<{ url: string; metricsUrl: string; stop: () => Promise<void> }> {
+    const options: ResolvedTopologyOptions = {
+      ...this.#options,
+      router: { policy, args: [...(this.#options.router?.args ?? []), ...args], env: this.#options.router?.env ?? {} },
+    }
     const promPort = await freePort(options.host)
     const label = `router-${policy}-${this.#extraRouters.length + 1}`
-    const router = await launchWithFreePort(options.host, (port) => routerSpec(options, this.#ctx, this.workers.map((w) => w.url), port, promPort, label))
+    const router = await launchWithFreePort(options.host, (port) =>
+      routerSpec(
+        options,
+        this.#ctx,
+        this.workers.map((w) => w.url),
+        port,
+        promPort,
+        label,
+      ),
+    )
     this.#extraRouters.push(router)
-    return { url: router.url, metricsUrl: `http://${options.host}:${promPort}/metrics`, stop: async () => void (await router.stop()) }
+    return {
+      url: router.url,
+      metricsUrl: `http://${options.host}:${promPort}/metrics`,
+      stop: async () => void (await router.stop()),
+    }
   }
 
   /** Everything this topology started, routers first; never throws. */
   async stop(): Promise<void> {
-    await Promise.allSettled([...this.#extraRouters, ...(this.router === undefined ? [] : [this.router])].map((r) => r.stop()))
+    await Promise.allSettled(
+      [...this.#extraRouters, ...(this.router === undefined ? [] : [this.router])].map((r) => r.stop()),
+    )
     await Promise.allSettled(this.workers.map((w) => w.stop()))
   }
 

@@ -22,7 +22,11 @@ const serverSchema = z.strictObject({
 
 const routerSchema = z.strictObject({
   /** sglang_router.launch_router's --policy (it has no shortest_queue). @default 'cache_aware' */
-  policy: z.enum(['cache_aware', 'round_robin', 'random', 'power_of_two'], { error: "expected 'cache_aware', 'round_robin', 'random' or 'power_of_two'" }).default('cache_aware'),
+  policy: z
+    .enum(['cache_aware', 'round_robin', 'random', 'power_of_two'], {
+      error: "expected 'cache_aware', 'round_robin', 'random' or 'power_of_two'",
+    })
+    .default('cache_aware'),
   args: stringList.default([]),
   env: env.default({}),
 })
@@ -34,12 +38,18 @@ const simSchema = z.strictObject({
   speed: z.number().positive().optional(),
   args: stringList.default([]),
   /** Node/V8 flags for the simulator's processes (worker and router), e.g. ['--cpu-prof'] or ['--single-threaded']. */
-  nodeArgs: z.array(z.string().regex(/^-/u, { error: "expected a Node flag such as '--single-threaded'" }), { error: 'expected an array of strings' }).default([]),
+  nodeArgs: z
+    .array(z.string().regex(/^-/u, { error: "expected a Node flag such as '--single-threaded'" }), {
+      error: 'expected an array of strings',
+    })
+    .default([]),
 })
 
 export const topologySchema = z.strictObject({
   /** 'sglang' launches python -m sglang.launch_server; 'sim' the embedded simulator; 'attach' launches nothing; 'command' runs `command`. Default: 'sglang' when `model` is set, else 'sim'. */
-  engine: z.enum(['sglang', 'sim', 'attach', 'command'], { error: "expected 'sglang', 'sim', 'attach' or 'command'" }).optional(),
+  engine: z
+    .enum(['sglang', 'sim', 'attach', 'command'], { error: "expected 'sglang', 'sim', 'attach' or 'command'" })
+    .optional(),
   model: z.string().min(1).optional(),
   /** @default 1 */
   workers: positiveInt.default(1),
@@ -70,11 +80,19 @@ export const perfOptionsSchema = z.strictObject({
   /** Project name (`vitest run --project perf`). @default 'perf' */
   name: z.string().min(1).default('perf'),
   include: stringList.default(['perf/**/*.perf.ts']),
-  topologies: z.record(z.string().regex(/^[A-Za-z0-9_-]+$/u, { error: 'expected a name of letters, digits, - and _' }), topologySchema).default({}),
+  topologies: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9_-]+$/u, { error: 'expected a name of letters, digits, - and _' }),
+      topologySchema,
+    )
+    .default({}),
   /** Where per-test artifacts go. @default '.vitest/llm-perf' */
   artifactsDir: z.string().default('.vitest/llm-perf'),
   /** Per-test timeout. @default 1800000 */
-  testTimeoutMs: z.number().positive().default(30 * 60_000),
+  testTimeoutMs: z
+    .number()
+    .positive()
+    .default(30 * 60_000),
 })
 
 export type PerfOptions = z.input<typeof perfOptionsSchema>
@@ -87,7 +105,8 @@ export function validatePerfOptions(input: unknown): ResolvedPerfOptions {
   const parsed = perfOptionsSchema.safeParse(input ?? {}, { reportInput: true })
   const problems = parsed.success ? [] : formatIssues(parsed.error.issues)
   if (parsed.success) {
-    for (const [name, t] of Object.entries(parsed.data.topologies)) problems.push(...topologyProblems(`topologies.${name}`, t))
+    for (const [name, t] of Object.entries(parsed.data.topologies))
+      problems.push(...topologyProblems(`topologies.${name}`, t))
   }
   if (problems.length > 0 || !parsed.success) throw new InvalidOptionError('perfProject options', problems)
   return parsed.data
@@ -96,10 +115,18 @@ export function validatePerfOptions(input: unknown): ResolvedPerfOptions {
 export function topologyProblems(path: string, t: ResolvedTopologyOptions): string[] {
   const problems: string[] = []
   const engine = t.engine ?? (t.model === undefined ? 'sim' : 'sglang')
-  if (engine === 'sglang' && t.model === undefined) problems.push(`\`${path}.model\`: expected a model path for engine 'sglang', got nothing`)
-  if (engine === 'attach' && (t.urls === undefined || t.urls.length === 0) && t.routerUrl === undefined) problems.push(`\`${path}.urls\`: expected the URLs of running servers for engine 'attach', got nothing`)
-  if (engine === 'command' && (t.command === undefined || !t.command.includes('{port}'))) problems.push(`\`${path}.command\`: expected a command line containing {port} for engine 'command', got ${t.command === undefined ? 'nothing' : JSON.stringify(t.command)}`)
+  if (engine === 'sglang' && t.model === undefined)
+    problems.push(`\`${path}.model\`: expected a model path for engine 'sglang', got nothing`)
+  if (engine === 'attach' && (t.urls === undefined || t.urls.length === 0) && t.routerUrl === undefined)
+    problems.push(`\`${path}.urls\`: expected the URLs of running servers for engine 'attach', got nothing`)
+  if (engine === 'command' && (t.command === undefined || !t.command.includes('{port}')))
+    problems.push(
+      `\`${path}.command\`: expected a command line containing {port} for engine 'command', got ${t.command === undefined ? 'nothing' : JSON.stringify(t.command)}`,
+    )
   const per = t.gpusPerWorker ?? t.server.tpSize ?? 1
-  if (t.gpus !== undefined && engine === 'sglang' && t.gpus.length < per * t.workers) problems.push(`\`${path}.gpus\`: expected at least ${per * t.workers} GPU ids (${t.workers} workers × ${per}), got ${t.gpus.length}`)
+  if (t.gpus !== undefined && engine === 'sglang' && t.gpus.length < per * t.workers)
+    problems.push(
+      `\`${path}.gpus\`: expected at least ${per * t.workers} GPU ids (${t.workers} workers × ${per}), got ${t.gpus.length}`,
+    )
   return problems
 }

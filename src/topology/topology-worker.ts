@@ -1,4 +1,4 @@
-import { launchProcess, type LaunchSpec } from '../launch/launch-process.ts'
+import { type LaunchSpec, launchProcess } from '../launch/launch-process.ts'
 import type { StartedServer } from '../launch/started-server.ts'
 
 /** One worker of a topology: its address stays fixed across a kill and a restart (the router knows it). */

@@ -1,5 +1,5 @@
-import { execa, type ResultPromise } from 'execa'
 import { fileURLToPath } from 'node:url'
+import { execa, type ResultPromise } from 'execa'
 
 export interface FixtureServer {
   url: string
@@ -9,7 +9,13 @@ export interface FixtureServer {
 /** Starts `test/fixtures/servers/<name>.ts` as its own process and waits for its port. */
 export async function startFixtureServer(name: string): Promise<FixtureServer> {
   const file = fileURLToPath(new URL(`../fixtures/servers/${name}.ts`, import.meta.url))
-  const sub: ResultPromise = execa(process.execPath, [file], { stdout: 'pipe', stderr: 'inherit', buffer: false, reject: false, cleanup: true })
+  const sub: ResultPromise = execa(process.execPath, [file], {
+    stdout: 'pipe',
+    stderr: 'inherit',
+    buffer: false,
+    reject: false,
+    cleanup: true,
+  })
   const port = await new Promise<number>((resolve, reject) => {
     sub.stdout?.setEncoding('utf8')
     sub.stdout?.on('data', (text: string) => {

@@ -1,15 +1,19 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Readiness } from '../../src/common/readiness.ts'
 import { launchWithFreePort } from '../../src/launch/launch-with-port.ts'
 import { simCommand } from '../../src/launch/sim-command.ts'
-import type { Readiness } from '../../src/common/readiness.ts'
 import type { StartedServer } from '../../src/launch/started-server.ts'
 
 export const logDir = mkdtempSync(join(tmpdir(), 'llm-perf-test-'))
 
 /** A simulated worker in its own process, through the same launcher a real SGLang worker uses. */
-export function startSimWorker(args: string[] = [], name = 'worker', readiness: Readiness = { path: '/health' }): Promise<StartedServer> {
+export function startSimWorker(
+  args: string[] = [],
+  name = 'worker',
+  readiness: Readiness = { path: '/health' },
+): Promise<StartedServer> {
   const { command, args: base } = simCommand('sim-server')
   return launchWithFreePort('127.0.0.1', (port) => ({
     name,
@@ -24,7 +28,11 @@ export function startSimWorker(args: string[] = [], name = 'worker', readiness: 
   }))
 }
 
-export function startSimRouter(workerUrls: string[], args: string[] = [], readiness: Readiness = { path: '/readiness' }): Promise<StartedServer> {
+export function startSimRouter(
+  workerUrls: string[],
+  args: string[] = [],
+  readiness: Readiness = { path: '/readiness' },
+): Promise<StartedServer> {
   const { command, args: base } = simCommand('sim-router')
   return launchWithFreePort('127.0.0.1', (port) => ({
     name: 'router',

@@ -1,5 +1,5 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import { randomBytes } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import type { Dispatcher } from 'undici'
 import { WORKER_HEADER } from '../../common/worker-header.ts'
@@ -10,7 +10,15 @@ import type { RouterMetrics } from './router-metrics.ts'
 import type { RouterWorker } from './router-worker.ts'
 
 const RETRYABLE = new Set([408, 429, 500, 502, 503, 504])
-const FORWARDED_HEADERS = ['authorization', 'x-request-id', 'x-correlation-id', 'traceparent', 'tracestate', 'x-smg-routing-key', 'content-type']
+const FORWARDED_HEADERS = [
+  'authorization',
+  'x-request-id',
+  'x-correlation-id',
+  'traceparent',
+  'tracestate',
+  'x-smg-routing-key',
+  'content-type',
+]
 
 export interface ForwardContext {
   cfg: RouterConfig
@@ -25,7 +33,8 @@ export function routingText(body: Record<string, unknown>): string {
   if (typeof pick === 'string') return pick
   if (Array.isArray(pick)) return pick.join(' ')
   const messages = body['messages']
-  if (Array.isArray(messages)) return messages.map((m: unknown) => String((m as Record<string, unknown>)?.['content'] ?? '')).join('\n')
+  if (Array.isArray(messages))
+    return messages.map((m: unknown) => String((m as Record<string, unknown>)?.['content'] ?? '')).join('\n')
   return ''
 }
 
@@ -36,7 +45,13 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * or a connection error before the response starts is retried with jittered exponential backoff; once a
  * 200 stream starts its bytes pass through unchanged, and a failure mid-stream is not retried.
  */
-export async function forwardRequest(ctx: ForwardContext, path: string, rawBody: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function forwardRequest(
+  ctx: ForwardContext,
+  path: string,
+  rawBody: string,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   let body: Record<string, unknown> = {}
   try {
     body = JSON.parse(rawBody) as Record<string, unknown>
@@ -50,7 +65,12 @@ export async function forwardRequest(ctx: ForwardContext, path: string, rawBody:
   const maxAttempts = ctx.cfg.disableRetries ? 1 : ctx.cfg.retryMaxRetries + 1
   const aborted = new AbortController()
   res.on('close', () => aborted.abort())
-  let last: { status: number; body: string; worker?: string } = { status: 503, body: JSON.stringify({ error: { message: 'No available workers (all circuits open or unhealthy)', code: 'no_available_workers' } }) }
+  let last: { status: number; body: string; worker?: string } = {
+    status: 503,
+    body: JSON.stringify({
+      error: { message: 'No available workers (all circuits open or unhealthy)', code: 'no_available_workers' },
+    }),
+  }
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     if (attempt > 0) {
       ctx.metrics.retries.inc({ worker: last.worker ?? 'none' })
@@ -59,16 +79,36 @@ export async function forwardRequest(ctx: ForwardContext, path: string, rawBody:
     const candidates = ctx.workers().filter((w) => w.available)
     if (candidates.length === 0) continue
     const worker = ctx.policy(candidates, text)
-    ctx.metrics.workerSelection.inc({ worker_type: 'regular', connection_mode: 'http', model: 'default', policy: ctx.cfg.policy, worker: worker.url })
+    ctx.metrics.workerSelection.inc({
+      worker_type: 'regular',
+      connection_mode: 'http',
+      model: 'default',
+      policy: ctx.cfg.policy,
+      worker: worker.url,
+    })
     worker.inFlight++
     ctx.metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
     try {
       let upstream: Dispatcher.ResponseData
       try {
-        upstream = await worker.pool.request({ path, method: 'POST', headers, body: rawBody, headersTimeout: ctx.cfg.requestTimeoutSecs * 1000, bodyTimeout: 0, signal: aborted.signal })
+        upstream = await worker.pool.request({
+          path,
+          method: 'POST',
+          headers,
+          body: rawBody,
+          headersTimeout: ctx.cfg.requestTimeoutSecs * 1000,
+          bodyTimeout: 0,
+          signal: aborted.signal,
+        })
       } catch (err) {
         worker.breaker.record(false)
-        last = { status: 500, body: JSON.stringify({ error: { message: `Failed to reach worker ${worker.url}: ${(err as Error).message}` } }), worker: worker.url }
+        last = {
+          status: 500,
+          body: JSON.stringify({
+            error: { message: `Failed to reach worker ${worker.url}: ${(err as Error).message}` },
+          }),
+          worker: worker.url,
+        }
         if (aborted.signal.aborted) return
         continue
       }
@@ -101,7 +141,11 @@ export async function forwardRequest(ctx: ForwardContext, path: string, rawBody:
   if (maxAttempts > 1) ctx.metrics.retriesExhausted.inc()
   ctx.metrics.httpResponses.inc({ status_code: String(last.status), error_code: 'upstream' })
   if (!res.headersSent) {
-    res.writeHead(last.status, { 'content-type': 'application/json', 'x-request-id': requestId, ...(last.worker === undefined ? {} : { [WORKER_HEADER]: last.worker }) })
+    res.writeHead(last.status, {
+      'content-type': 'application/json',
+      'x-request-id': requestId,
+      ...(last.worker === undefined ? {} : { [WORKER_HEADER]: last.worker }),
+    })
     res.end(last.body)
   }
 }

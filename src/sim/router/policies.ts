@@ -1,18 +1,20 @@
 import { SeededRandom } from '../../common/seeded-random.ts'
 import { hashString } from '../worker/sim-tokenizer.ts'
 import type { RouterConfig } from './router-config.ts'
-import { TREE_BLOCK_CHARS, type RouterWorker } from './router-worker.ts'
+import { type RouterWorker, TREE_BLOCK_CHARS } from './router-worker.ts'
 
 export type Policy = (workers: readonly RouterWorker[], text: string) => RouterWorker
 
 /** Chain-free block keys of the request text; the tree's chain hash makes each a prefix key. */
 export function textBlocks(text: string): number[] {
   const blocks: number[] = []
-  for (let i = 0; i + TREE_BLOCK_CHARS <= text.length; i += TREE_BLOCK_CHARS) blocks.push(hashString(text.slice(i, i + TREE_BLOCK_CHARS)))
+  for (let i = 0; i + TREE_BLOCK_CHARS <= text.length; i += TREE_BLOCK_CHARS)
+    blocks.push(hashString(text.slice(i, i + TREE_BLOCK_CHARS)))
   return blocks
 }
 
-const leastLoaded = (workers: readonly RouterWorker[]): RouterWorker => workers.reduce((a, b) => (b.inFlight < a.inFlight ? b : a))
+const leastLoaded = (workers: readonly RouterWorker[]): RouterWorker =>
+  workers.reduce((a, b) => (b.inFlight < a.inFlight ? b : a))
 
 /**
  * sglang-router's cache_aware rule: when load is imbalanced ((max − min) > abs and max > rel · min) route to

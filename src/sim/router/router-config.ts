@@ -1,16 +1,40 @@
 import { z } from 'zod'
 import { InvalidOptionError } from '../../common/errors.ts'
-import { intFlag, numberFlag, parseFlags, type FlagSpec } from '../shared/parse-flags.ts'
+import { type FlagSpec, intFlag, numberFlag, parseFlags } from '../shared/parse-flags.ts'
 
 /** sglang_router's policies (and smg's least_load); SGLang's router has no shortest_queue, so neither do we. */
 export const POLICIES = ['cache_aware', 'round_robin', 'random', 'power_of_two', 'least_load'] as const
 
 const STRING_FLAGS = [
-    'host', 'port', 'policy', 'prometheus-port', 'prometheus-host', 'cache-threshold', 'balance-abs-threshold', 'balance-rel-threshold',
-    'eviction-interval-secs', 'max-tree-size', 'retry-max-retries', 'retry-initial-backoff-ms', 'retry-max-backoff-ms', 'retry-backoff-multiplier',
-    'retry-jitter-factor', 'cb-failure-threshold', 'cb-success-threshold', 'cb-timeout-duration-secs', 'health-check-interval-secs',
-    'health-check-timeout-secs', 'health-failure-threshold', 'health-success-threshold', 'health-check-endpoint', 'request-timeout-secs',
-    'api-key', 'log-level', 'random-seed', 'worker-startup-check-interval', 'worker-startup-timeout-secs',
+  'host',
+  'port',
+  'policy',
+  'prometheus-port',
+  'prometheus-host',
+  'cache-threshold',
+  'balance-abs-threshold',
+  'balance-rel-threshold',
+  'eviction-interval-secs',
+  'max-tree-size',
+  'retry-max-retries',
+  'retry-initial-backoff-ms',
+  'retry-max-backoff-ms',
+  'retry-backoff-multiplier',
+  'retry-jitter-factor',
+  'cb-failure-threshold',
+  'cb-success-threshold',
+  'cb-timeout-duration-secs',
+  'health-check-interval-secs',
+  'health-check-timeout-secs',
+  'health-failure-threshold',
+  'health-success-threshold',
+  'health-check-endpoint',
+  'request-timeout-secs',
+  'api-key',
+  'log-level',
+  'random-seed',
+  'worker-startup-check-interval',
+  'worker-startup-timeout-secs',
 ]
 const BOOLEAN_FLAGS = ['disable-retries', 'disable-circuit-breaker', 'disable-health-check']
 
@@ -78,6 +102,14 @@ export function resolveRouterConfig(argv: readonly string[]): RouterConfig {
   const { urls, rest } = takeWorkerUrls(argv)
   const { config } = parseFlags('sim-router', rest, ROUTER_FLAGS, schema)
   const bad = urls.filter((u) => !/^https?:\/\/[^/]+/u.test(u))
-  if (bad.length > 0) throw new InvalidOptionError('sim-router flags', bad.map((u) => `\`--worker-urls\`: expected http(s)://host:port, got ${JSON.stringify(u)}`))
-  return { ...config, apiKey: config.apiKey ?? process.env['LLM_PERF_API_KEY'], workerUrls: urls.map((u) => u.replace(/\/+$/u, '')) }
+  if (bad.length > 0)
+    throw new InvalidOptionError(
+      'sim-router flags',
+      bad.map((u) => `\`--worker-urls\`: expected http(s)://host:port, got ${JSON.stringify(u)}`),
+    )
+  return {
+    ...config,
+    apiKey: config.apiKey ?? process.env['LLM_PERF_API_KEY'],
+    workerUrls: urls.map((u) => u.replace(/\/+$/u, '')),
+  }
 }

@@ -16,15 +16,54 @@ export class RouterMetrics {
 
   constructor() {
     const registers = [this.registry]
-    this.httpRequests = new Counter({ name: 'smg_http_requests_total', help: 'HTTP requests', labelNames: ['method', 'path'], registers })
-    this.httpResponses = new Counter({ name: 'smg_http_responses_total', help: 'HTTP responses', labelNames: ['status_code', 'error_code'], registers })
-    this.routerRequests = new Counter({ name: 'smg_router_requests_total', help: 'Routed requests', labelNames: ['router_type', 'backend_type', 'connection_mode', 'model', 'endpoint', 'streaming'], registers })
-    this.workerSelection = new Counter({ name: 'smg_worker_selection_total', help: 'Worker selections', labelNames: ['worker_type', 'connection_mode', 'model', 'policy', 'worker'], registers })
+    this.httpRequests = new Counter({
+      name: 'smg_http_requests_total',
+      help: 'HTTP requests',
+      labelNames: ['method', 'path'],
+      registers,
+    })
+    this.httpResponses = new Counter({
+      name: 'smg_http_responses_total',
+      help: 'HTTP responses',
+      labelNames: ['status_code', 'error_code'],
+      registers,
+    })
+    this.routerRequests = new Counter({
+      name: 'smg_router_requests_total',
+      help: 'Routed requests',
+      labelNames: ['router_type', 'backend_type', 'connection_mode', 'model', 'endpoint', 'streaming'],
+      registers,
+    })
+    this.workerSelection = new Counter({
+      name: 'smg_worker_selection_total',
+      help: 'Worker selections',
+      labelNames: ['worker_type', 'connection_mode', 'model', 'policy', 'worker'],
+      registers,
+    })
     this.retries = new Counter({ name: 'smg_worker_retries_total', help: 'Retries', labelNames: ['worker'], registers })
-    this.retriesExhausted = new Counter({ name: 'smg_worker_retries_exhausted_total', help: 'Requests whose retries ran out', registers })
-    this.workerRequestsActive = new Gauge({ name: 'smg_worker_requests_active', help: 'In-flight requests per worker', labelNames: ['worker'], registers })
-    this.workerHealth = new Gauge({ name: 'smg_worker_health', help: 'Worker health (1 healthy, 0 not)', labelNames: ['worker'], registers })
-    this.cbState = new Gauge({ name: 'smg_worker_cb_state', help: 'Circuit breaker state (0 closed, 1 open, 2 half-open)', labelNames: ['worker'], registers })
+    this.retriesExhausted = new Counter({
+      name: 'smg_worker_retries_exhausted_total',
+      help: 'Requests whose retries ran out',
+      registers,
+    })
+    this.workerRequestsActive = new Gauge({
+      name: 'smg_worker_requests_active',
+      help: 'In-flight requests per worker',
+      labelNames: ['worker'],
+      registers,
+    })
+    this.workerHealth = new Gauge({
+      name: 'smg_worker_health',
+      help: 'Worker health (1 healthy, 0 not)',
+      labelNames: ['worker'],
+      registers,
+    })
+    this.cbState = new Gauge({
+      name: 'smg_worker_cb_state',
+      help: 'Circuit breaker state (0 closed, 1 open, 2 half-open)',
+      labelNames: ['worker'],
+      registers,
+    })
     this.poolSize = new Gauge({ name: 'smg_worker_pool_size', help: 'Registered workers', registers })
   }
 }

@@ -18,7 +18,12 @@ export class RouterWorker {
     this.id = id
     this.url = url
     this.pool = new Pool(url, { connections: null, keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, allowH2: false })
-    this.breaker = new CircuitBreaker({ failureThreshold: cfg.cbFailureThreshold, successThreshold: cfg.cbSuccessThreshold, timeoutMs: cfg.cbTimeoutDurationSecs * 1000, disabled: cfg.disableCircuitBreaker })
+    this.breaker = new CircuitBreaker({
+      failureThreshold: cfg.cbFailureThreshold,
+      successThreshold: cfg.cbSuccessThreshold,
+      timeoutMs: cfg.cbTimeoutDurationSecs * 1000,
+      disabled: cfg.disableCircuitBreaker,
+    })
     this.tree = new PrefixCache(Math.ceil(cfg.maxTreeSize / TREE_BLOCK_CHARS))
   }
 

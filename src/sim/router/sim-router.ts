@@ -1,9 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { readBody, sendJson, sendText } from '../shared/http-util.ts'
 import { exitOnSignals, listen } from '../shared/serve-process.ts'
-import { forwardRequest, type ForwardContext } from './forward-request.ts'
+import { type ForwardContext, forwardRequest } from './forward-request.ts'
 import { makePolicy } from './policies.ts'
-import { resolveRouterConfig, type RouterConfig } from './router-config.ts'
+import { type RouterConfig, resolveRouterConfig } from './router-config.ts'
 import { RouterMetrics } from './router-metrics.ts'
 import { WorkerRegistry } from './worker-registry.ts'
 
@@ -12,11 +12,21 @@ const log = (msg: string): void => {
 }
 
 const DATA_PLANE = new Set(['/generate', '/v1/completions', '/v1/chat/completions'])
-const PROXIED_INFO = new Set(['/v1/models', '/model_info', '/get_model_info', '/server_info', '/get_server_info', '/health_generate'])
+const PROXIED_INFO = new Set([
+  '/v1/models',
+  '/model_info',
+  '/get_model_info',
+  '/server_info',
+  '/get_server_info',
+  '/health_generate',
+])
 
 async function proxyToFirstHealthy(registry: WorkerRegistry, path: string, res: ServerResponse): Promise<void> {
   const worker = registry.list().find((w) => w.healthy)
-  if (worker === undefined) return sendJson(res, 503, { error: { message: 'No available workers (all circuits open or unhealthy)', code: 'no_available_workers' } })
+  if (worker === undefined)
+    return sendJson(res, 503, {
+      error: { message: 'No available workers (all circuits open or unhealthy)', code: 'no_available_workers' },
+    })
   try {
     const up = await worker.pool.request({ path, method: 'GET' })
     sendText(res, up.statusCode, await up.body.text(), String(up.headers['content-type'] ?? 'application/json'))
@@ -25,7 +35,11 @@ async function proxyToFirstHealthy(registry: WorkerRegistry, path: string, res: 
   }
 }
 
-async function fanOut(registry: WorkerRegistry, path: string, method: 'GET' | 'POST'): Promise<Array<{ url: string; status: number; body: unknown }>> {
+async function fanOut(
+  registry: WorkerRegistry,
+  path: string,
+  method: 'GET' | 'POST',
+): Promise<Array<{ url: string; status: number; body: unknown }>> {
   return Promise.all(
     registry.list().map(async (w) => {
       try {
@@ -45,22 +59,53 @@ async function fanOut(registry: WorkerRegistry, path: string, method: 'GET' | 'P
   )
 }
 
-async function handleWorkers(registry: WorkerRegistry, method: string, url: URL, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function handleWorkers(
+  registry: WorkerRegistry,
+  method: string,
+  url: URL,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const id = decodeURIComponent(url.pathname.slice('/workers/'.length))
   if (url.pathname === '/workers' && method === 'GET') {
-    const workers = registry.list().map((w) => ({ id: w.id, url: w.url, model_id: 'default', priority: 50, cost: 1, worker_type: 'regular', is_healthy: w.healthy, load: w.inFlight, connection_mode: 'http', circuit_breaker: w.breaker.state }))
-    return sendJson(res, 200, { workers, total: workers.length, stats: { healthy: workers.filter((w) => w.is_healthy).length } })
+    const workers = registry
+      .list()
+      .map((w) => ({
+        id: w.id,
+        url: w.url,
+        model_id: 'default',
+        priority: 50,
+        cost: 1,
+        worker_type: 'regular',
+        is_healthy: w.healthy,
+        load: w.inFlight,
+        connection_mode: 'http',
+        circuit_breaker: w.breaker.state,
+      }))
+    return sendJson(res, 200, {
+      workers,
+      total: workers.length,
+      stats: { healthy: workers.filter((w) => w.is_healthy).length },
+    })
   }
   if (url.pathname === '/workers' && method === 'POST') {
     const body = JSON.parse((await readBody(req)) || '{}') as { url?: unknown }
-    if (typeof body.url !== 'string' || !/^https?:\/\//u.test(body.url)) return sendJson(res, 400, { error: { message: 'expected a JSON body {"url": "http://host:port"}' } })
+    if (typeof body.url !== 'string' || !/^https?:\/\//u.test(body.url))
+      return sendJson(res, 400, { error: { message: 'expected a JSON body {"url": "http://host:port"}' } })
     const worker = registry.add(body.url.replace(/\/+$/u, ''))
     res.setHeader('location', `/workers/${worker.id}`)
-    return sendJson(res, 202, { status: 'accepted', worker_id: worker.id, url: worker.url, location: `/workers/${worker.id}`, message: 'Worker registration accepted' })
+    return sendJson(res, 202, {
+      status: 'accepted',
+      worker_id: worker.id,
+      url: worker.url,
+      location: `/workers/${worker.id}`,
+      message: 'Worker registration accepted',
+    })
   }
   const worker = registry.get(id)
   if (worker === undefined) return sendJson(res, 404, { error: { message: `Worker ${id} not found` } })
-  if (method === 'GET') return sendJson(res, 200, { id: worker.id, url: worker.url, is_healthy: worker.healthy, load: worker.inFlight })
+  if (method === 'GET')
+    return sendJson(res, 200, { id: worker.id, url: worker.url, is_healthy: worker.healthy, load: worker.inFlight })
   if (method === 'DELETE') {
     registry.remove(worker.id)
     return sendJson(res, 202, { status: 'accepted', worker_id: worker.id, message: 'Worker removal accepted' })
@@ -68,7 +113,13 @@ async function handleWorkers(registry: WorkerRegistry, method: string, url: URL,
   sendJson(res, 405, { error: { message: `${method} is not allowed on /workers/{id}` } })
 }
 
-async function route(cfg: RouterConfig, registry: WorkerRegistry, fwd: ForwardContext, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function route(
+  cfg: RouterConfig,
+  registry: WorkerRegistry,
+  fwd: ForwardContext,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://router')
   const method = req.method ?? 'GET'
   fwd.metrics.httpRequests.inc({ method, path: url.pathname })
@@ -76,10 +127,15 @@ async function route(cfg: RouterConfig, registry: WorkerRegistry, fwd: ForwardCo
   if (p === '/health' || p === '/liveness') return sendText(res, 200, 'OK')
   if (p === '/readiness') {
     const healthy = registry.list().filter((w) => w.healthy).length
-    if (healthy > 0) return sendJson(res, 200, { status: 'ready', healthy_workers: healthy, total_workers: registry.list().length })
+    if (healthy > 0)
+      return sendJson(res, 200, { status: 'ready', healthy_workers: healthy, total_workers: registry.list().length })
     return sendJson(res, 503, { status: 'not ready', reason: 'insufficient healthy workers' })
   }
-  if (cfg.apiKey !== undefined && (DATA_PLANE.has(p) || p.startsWith('/workers') || p === '/flush_cache') && req.headers.authorization !== `Bearer ${cfg.apiKey}`) {
+  if (
+    cfg.apiKey !== undefined &&
+    (DATA_PLANE.has(p) || p.startsWith('/workers') || p === '/flush_cache') &&
+    req.headers.authorization !== `Bearer ${cfg.apiKey}`
+  ) {
     return sendJson(res, 401, { error: { message: 'Unauthorized' } })
   }
   if (DATA_PLANE.has(p) && method === 'POST') return forwardRequest(fwd, p, await readBody(req), req, res)
@@ -103,11 +159,14 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
   const metrics = new RouterMetrics()
   const registry = new WorkerRegistry(cfg, metrics, log)
   for (const url of cfg.workerUrls) registry.add(url)
-  log(`Worker initialization job submitted (will complete in background): ${cfg.workerUrls.join(', ') || '(no workers yet)'}`)
+  log(
+    `Worker initialization job submitted (will complete in background): ${cfg.workerUrls.join(', ') || '(no workers yet)'}`,
+  )
   const fwd: ForwardContext = { cfg, policy: makePolicy(cfg), metrics, workers: () => registry.list() }
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     route(cfg, registry, fwd, req, res).catch((err: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: `Internal router error: ${(err as Error).message}` } })
+      if (!res.headersSent)
+        sendJson(res, 500, { error: { message: `Internal router error: ${(err as Error).message}` } })
       else res.destroy()
     })
   })

@@ -48,7 +48,10 @@ export class WorkerRegistry {
   }
 
   #probe(worker: RouterWorker): Promise<boolean> {
-    return probeReady(worker.url, { path: this.#cfg.healthCheckEndpoint, timeoutMs: this.#cfg.healthCheckTimeoutSecs * 1000 })
+    return probeReady(worker.url, {
+      path: this.#cfg.healthCheckEndpoint,
+      timeoutMs: this.#cfg.healthCheckTimeoutSecs * 1000,
+    })
   }
 
   async #awaitStartup(worker: RouterWorker): Promise<void> {

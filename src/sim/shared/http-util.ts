@@ -14,25 +14,41 @@ export async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8')
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body)
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers })
   res.end(text)
 }
 
-export function sendText(res: ServerResponse, status: number, text: string, contentType = 'text/plain; charset=utf-8'): void {
+export function sendText(
+  res: ServerResponse,
+  status: number,
+  text: string,
+  contentType = 'text/plain; charset=utf-8',
+): void {
   res.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) })
   res.end(text)
 }
 
 export function startSse(res: ServerResponse, headers: Record<string, string> = {}): void {
-  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', ...headers })
+  res.writeHead(200, {
+    'content-type': 'text/event-stream',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    ...headers,
+  })
   res.flushHeaders()
 }
 
 /** One SSE event exactly as SGLang frames it: `data: ` + compact JSON + blank line. */
 export function writeEvent(res: ServerResponse, payload: unknown): void {
-  if (!res.writableEnded && !res.destroyed) res.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`)
+  if (!res.writableEnded && !res.destroyed)
+    res.write(`data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`)
 }
 
 export function endSse(res: ServerResponse): void {

@@ -7,32 +7,69 @@ export type FlagSpec = Record<string, { type: 'string' | 'boolean'; multiple?: b
 
 /** SGLang launch_server flags the simulator accepts so configs port unchanged, but which change nothing here. */
 export const IGNORED_SGLANG_FLAGS: Readonly<Record<string, 'string' | 'boolean'>> = {
-  'tp-size': 'string', 'dp-size': 'string', 'mem-fraction-static': 'string', 'base-gpu-id': 'string', 'context-length': 'string',
-  'schedule-policy': 'string', 'log-level': 'string', 'attention-backend': 'string', 'quantization': 'string', 'dtype': 'string',
-  'page-size': 'string', 'tokenizer-path': 'string', 'trust-remote-code': 'boolean', 'disable-cuda-graph': 'boolean',
-  'enable-cache-report': 'boolean', 'log-requests': 'boolean', 'enable-request-time-stats-logging': 'boolean',
+  'tp-size': 'string',
+  'dp-size': 'string',
+  'mem-fraction-static': 'string',
+  'base-gpu-id': 'string',
+  'context-length': 'string',
+  'schedule-policy': 'string',
+  'log-level': 'string',
+  'attention-backend': 'string',
+  quantization: 'string',
+  dtype: 'string',
+  'page-size': 'string',
+  'tokenizer-path': 'string',
+  'trust-remote-code': 'boolean',
+  'disable-cuda-graph': 'boolean',
+  'enable-cache-report': 'boolean',
+  'log-requests': 'boolean',
+  'enable-request-time-stats-logging': 'boolean',
 }
 
 /**
  * Parses argv against `spec` (kebab-case long flags, as SGLang's), then validates with `schema`, reporting
  * every problem at once with the flag, what was expected and what was given.
  */
-export function parseFlags<S extends z.ZodType>(command: string, argv: readonly string[], spec: FlagSpec, schema: S): { config: z.output<S>; ignored: string[] } {
-  const options = { ...spec, ...Object.fromEntries(Object.entries(IGNORED_SGLANG_FLAGS).map(([k, type]) => [k, { type }])) }
+export function parseFlags<S extends z.ZodType>(
+  command: string,
+  argv: readonly string[],
+  spec: FlagSpec,
+  schema: S,
+): { config: z.output<S>; ignored: string[] } {
+  const options = {
+    ...spec,
+    ...Object.fromEntries(Object.entries(IGNORED_SGLANG_FLAGS).map(([k, type]) => [k, { type }])),
+  }
   let values: Record<string, unknown>
   try {
     values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values
   } catch (err) {
-    throw new InvalidOptionError(`${command} flags`, [`${(err as Error).message.replace(/\. To specify.*$/su, '')}. Run \`vitest-llm-perf ${command} --help\` for the flags.`])
+    throw new InvalidOptionError(`${command} flags`, [
+      `${(err as Error).message.replace(/\. To specify.*$/su, '')}. Run \`vitest-llm-perf ${command} --help\` for the flags.`,
+    ])
   }
-  const ignored = Object.keys(IGNORED_SGLANG_FLAGS).filter((k) => values[k] !== undefined).map((k) => `--${k}`)
-  const camel = Object.fromEntries(Object.entries(values).filter(([k]) => spec[k] !== undefined).map(([k, v]) => [k.replace(/-([a-z])/gu, (_, c: string) => c.toUpperCase()), v]))
+  const ignored = Object.keys(IGNORED_SGLANG_FLAGS)
+    .filter((k) => values[k] !== undefined)
+    .map((k) => `--${k}`)
+  const camel = Object.fromEntries(
+    Object.entries(values)
+      .filter(([k]) => spec[k] !== undefined)
+      .map(([k, v]) => [k.replace(/-([a-z])/gu, (_, c: string) => c.toUpperCase()), v]),
+  )
   const parsed = schema.safeParse(camel, { reportInput: true })
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => {
-      const flag = `--${issue.path.map(String).join('.').replace(/[A-Z]/gu, (c) => `-${c.toLowerCase()}`)}`
+      const flag = `--${issue.path
+        .map(String)
+        .join('.')
+        .replace(/[A-Z]/gu, (c) => `-${c.toLowerCase()}`)}`
       const raw = camel[String(issue.path[0])]
-      const got = raw !== undefined ? `, got ${describeValue(raw)}` : 'input' in issue ? `, got ${describeValue(issue.input)}` : ''
+      const got =
+        raw !== undefined
+          ? `, got ${describeValue(raw)}`
+          : 'input' in issue
+            ? `, got ${describeValue(issue.input)}`
+            : ''
       return `\`${flag}\`: ${issue.message}${got}`
     })
     throw new InvalidOptionError(`${command} flags`, problems)
@@ -41,5 +78,7 @@ export function parseFlags<S extends z.ZodType>(command: string, argv: readonly 
 }
 
 /** A numeric flag given as text on the command line. */
-export const numberFlag = (what: string) => z.coerce.number({ error: `expected ${what}` }).refine(Number.isFinite, { error: `expected ${what}` })
-export const intFlag = (what: string) => z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` })
+export const numberFlag = (what: string) =>
+  z.coerce.number({ error: `expected ${what}` }).refine(Number.isFinite, { error: `expected ${what}` })
+export const intFlag = (what: string) =>
+  z.coerce.number({ error: `expected ${what}` }).int({ error: `expected ${what}` })

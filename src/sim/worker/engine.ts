@@ -63,7 +63,11 @@ export class SimEngine {
   /** Queues a request; answers why it cannot be queued, as SGLang would. */
   submit(req: SimRequest): { ok: true } | { ok: false; status: number; message: string } {
     if (req.reservedTokens > this.#cfg.maxTotalTokens) {
-      return { ok: false, status: 400, message: `The input (${req.promptIds.length} tokens) plus max_new_tokens exceeds the KV cache capacity (${this.#cfg.maxTotalTokens} tokens).` }
+      return {
+        ok: false,
+        status: 400,
+        message: `The input (${req.promptIds.length} tokens) plus max_new_tokens exceeds the KV cache capacity (${this.#cfg.maxTotalTokens} tokens).`,
+      }
     }
     if (this.#cfg.maxQueuedRequests !== undefined && this.#waiting.length >= this.#cfg.maxQueuedRequests) {
       return { ok: false, status: 503, message: 'The request queue is full.' }
@@ -167,7 +171,9 @@ export class SimEngine {
       if (this.#reserved + req.reservedTokens > this.#cfg.maxTotalTokens) break
       this.#waiting.shift()
       this.#reserved += req.reservedTokens
-      const cached = this.#cfg.disableRadixCache ? 0 : Math.min(this.cache.match(req.promptIds), req.promptIds.length - 1)
+      const cached = this.#cfg.disableRadixCache
+        ? 0
+        : Math.min(this.cache.match(req.promptIds), req.promptIds.length - 1)
       req.cachedTokens = cached
       req.prefillDone = cached
       this.#running.push(req)
@@ -189,7 +195,13 @@ export class SimEngine {
 
   #decodeBatch(): SimRequest[] {
     const now = performance.now()
-    return this.#running.filter((r) => r.prefillDone >= r.promptIds.length && r.generated > 0 && r.generated < r.targetTokens && r.stalledUntilMs <= now)
+    return this.#running.filter(
+      (r) =>
+        r.prefillDone >= r.promptIds.length &&
+        r.generated > 0 &&
+        r.generated < r.targetTokens &&
+        r.stalledUntilMs <= now,
+    )
   }
 
   #release(req: SimRequest): void {

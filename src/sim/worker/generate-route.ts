@@ -12,15 +12,18 @@ type Body = Record<string, unknown>
 function validate(body: Body): string | undefined {
   const inputs = ['text', 'input_ids', 'input_embeds'].filter((k) => body[k] !== undefined)
   if (inputs.length !== 1) return 'Either text, input_ids or input_embeds should be provided.'
-  if (Array.isArray(body['text']) || (Array.isArray(body['input_ids']) && Array.isArray(body['input_ids'][0]))) return 'Batch requests are not supported by the simulator; send one prompt per request.'
+  if (Array.isArray(body['text']) || (Array.isArray(body['input_ids']) && Array.isArray(body['input_ids'][0])))
+    return 'Batch requests are not supported by the simulator; send one prompt per request.'
   if (body['input_embeds'] !== undefined) return 'input_embeds is not supported by the simulator.'
   if (body['text'] !== undefined && typeof body['text'] !== 'string') return 'text must be a string.'
   const ids = body['input_ids']
-  if (ids !== undefined && (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => Number.isInteger(x)))) return 'input_ids must be a non-empty list of integers.'
+  if (ids !== undefined && (!Array.isArray(ids) || ids.length === 0 || !ids.every((x) => Number.isInteger(x))))
+    return 'input_ids must be a non-empty list of integers.'
   const sp = body['sampling_params']
   if (sp !== undefined && (typeof sp !== 'object' || sp === null)) return 'sampling_params must be an object.'
   const max = (sp as Body | undefined)?.['max_new_tokens']
-  if (max !== undefined && max !== null && (!Number.isInteger(max) || (max as number) < 0)) return 'max_new_tokens must be a non-negative integer.'
+  if (max !== undefined && max !== null && (!Number.isInteger(max) || (max as number) < 0))
+    return 'max_new_tokens must be a non-negative integer.'
   return undefined
 }
 
@@ -38,7 +41,14 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   const rid = typeof body['rid'] === 'string' ? body['rid'] : randomUUID().replaceAll('-', '')
   const fail = (status: number, message: string): void => {
     if (stream) {
-      writeEvent(res, { error: { message, type: status === 400 ? 'invalid_request_error' : 'internal_server_error', code: status, retryable: status !== 400 } })
+      writeEvent(res, {
+        error: {
+          message,
+          type: status === 400 ? 'invalid_request_error' : 'internal_server_error',
+          code: status,
+          retryable: status !== 400,
+        },
+      })
       endSse(res)
     } else if (status === 400) sendJson(res, 400, { error: { message } })
     else sendJson(res, status, { detail: message })
@@ -49,7 +59,8 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   const seq = state.nextSeq()
   if (state.injectsError(seq)) return fail(500, 'Internal server error (injected by --fault-error-rate)')
   const sp = (body['sampling_params'] ?? {}) as Body
-  const promptIds = typeof body['text'] === 'string' ? state.tokenizer.encode(body['text']) : (body['input_ids'] as number[])
+  const promptIds =
+    typeof body['text'] === 'string' ? state.tokenizer.encode(body['text']) : (body['input_ids'] as number[])
   const payloads = new GeneratePayloads(state, rid, epochNowMs() / 1000)
   let done = false
   const simReq = state.newRequest({
@@ -61,7 +72,8 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
     createdEpoch,
     listener: {
       onTokens(r) {
-        if (stream && r.finishedEpoch === undefined && payloads.due(r.generated)) writeEvent(res, payloads.payload(r, undefined))
+        if (stream && r.finishedEpoch === undefined && payloads.due(r.generated))
+          writeEvent(res, payloads.payload(r, undefined))
       },
       onFinish(r, reason: FinishReason) {
         done = true
@@ -80,7 +92,17 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   if (admitted.ok) return
   done = true
   if (stream && admitted.status === 503) {
-    writeEvent(res, { text: '', output_ids: [], meta_info: { id: rid, finish_reason: { type: 'abort', message: admitted.message, status_code: 503 }, prompt_tokens: promptIds.length, completion_tokens: 0, cached_tokens: 0 } })
+    writeEvent(res, {
+      text: '',
+      output_ids: [],
+      meta_info: {
+        id: rid,
+        finish_reason: { type: 'abort', message: admitted.message, status_code: 503 },
+        prompt_tokens: promptIds.length,
+        completion_tokens: 0,
+        cached_tokens: 0,
+      },
+    })
     endSse(res)
   } else fail(admitted.status, admitted.message)
 }

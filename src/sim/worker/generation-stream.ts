@@ -1,5 +1,5 @@
 import { epochNowMs } from '../../common/clock.ts'
-import { firstSentKey, timingFields, type TimingContext } from './meta-info.ts'
+import { firstSentKey, type TimingContext, timingFields } from './meta-info.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'
 import { hashString, outputToken } from './sim-tokenizer.ts'
 import type { WorkerState } from './worker-state.ts'
@@ -45,7 +45,12 @@ export class GeneratePayloads {
 
   constructor(state: WorkerState, rid: string, dispatchedEpoch: number) {
     this.#state = state
-    this.#timing = { format: state.config.timestampFormat, enableMetrics: state.config.enableMetrics, dispatchedEpoch, firstSentEpoch: undefined }
+    this.#timing = {
+      format: state.config.timestampFormat,
+      enableMetrics: state.config.enableMetrics,
+      dispatchedEpoch,
+      firstSentEpoch: undefined,
+    }
     this.#out = new GenerationOutput(state.config.seed, rid)
   }
 

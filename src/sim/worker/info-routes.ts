@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { PACKAGE_VERSION } from '../../common/package-version.ts'
 import { epochNowMs } from '../../common/clock.ts'
+import { PACKAGE_VERSION } from '../../common/package-version.ts'
 import { sendJson, sendText } from '../shared/http-util.ts'
 import type { WorkerState } from './worker-state.ts'
 
@@ -71,7 +71,8 @@ export function loads(state: WorkerState): Record<string, unknown> {
   }
 }
 
-const FLUSHED = 'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n'
+const FLUSHED =
+  'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n'
 
 /** GET or POST /flush_cache, with SGLang's refusals while busy and its optional ?timeout= wait. */
 export async function handleFlushCache(state: WorkerState, url: URL, res: ServerResponse): Promise<void> {
@@ -93,7 +94,13 @@ export async function handleFlushCache(state: WorkerState, url: URL, res: Server
 }
 
 /** The read-only routes; answers false when `path` is not one of them. */
-export async function handleInfoRoute(state: WorkerState, method: string, url: URL, _req: IncomingMessage, res: ServerResponse): Promise<boolean> {
+export async function handleInfoRoute(
+  state: WorkerState,
+  method: string,
+  url: URL,
+  _req: IncomingMessage,
+  res: ServerResponse,
+): Promise<boolean> {
   switch (url.pathname) {
     case '/health':
     case '/health_generate':
@@ -113,7 +120,19 @@ export async function handleInfoRoute(state: WorkerState, method: string, url: U
       sendJson(res, 200, loads(state))
       return true
     case '/v1/models':
-      sendJson(res, 200, { object: 'list', data: [{ id: state.config.servedModelName, object: 'model', created: Math.floor(Date.now() / 1000), owned_by: 'sglang', root: state.config.modelPath, max_model_len: state.config.profile.contextLength }] })
+      sendJson(res, 200, {
+        object: 'list',
+        data: [
+          {
+            id: state.config.servedModelName,
+            object: 'model',
+            created: Math.floor(Date.now() / 1000),
+            owned_by: 'sglang',
+            root: state.config.modelPath,
+            max_model_len: state.config.profile.contextLength,
+          },
+        ],
+      })
       return true
     case '/flush_cache':
       if (method !== 'GET' && method !== 'POST') return false

@@ -11,7 +11,13 @@ type Body = Record<string, unknown>
 type Kind = 'completions' | 'chat'
 
 /** SGLang's ErrorResponse shape for /v1 routes. */
-const errorBody = (message: string, code: number): Body => ({ object: 'error', message, type: code === 400 ? 'BadRequestError' : 'InternalServerError', param: null, code })
+const errorBody = (message: string, code: number): Body => ({
+  object: 'error',
+  message,
+  type: code === 400 ? 'BadRequestError' : 'InternalServerError',
+  param: null,
+  code,
+})
 
 function promptIds(state: WorkerState, kind: Kind, body: Body): number[] | string {
   if (kind === 'completions') {
@@ -34,16 +40,28 @@ function maxTokens(kind: Kind, body: Body): number | null {
 }
 
 function usage(req: SimRequest): Body {
-  return { prompt_tokens: req.promptIds.length, completion_tokens: req.generated, total_tokens: req.promptIds.length + req.generated, prompt_tokens_details: null, reasoning_tokens: 0 }
+  return {
+    prompt_tokens: req.promptIds.length,
+    completion_tokens: req.generated,
+    total_tokens: req.promptIds.length + req.generated,
+    prompt_tokens_details: null,
+    reasoning_tokens: 0,
+  }
 }
 
 /**
  * /v1/completions and /v1/chat/completions. Streams start (HTTP 200) only once the first token exists,
  * as SGLang's prepend_first_chunk does, so errors before it are ordinary 4xx/5xx responses.
  */
-export async function handleOpenAi(kind: Kind, state: WorkerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleOpenAi(
+  kind: Kind,
+  state: WorkerState,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const createdEpoch = epochNowMs() / 1000
-  if (!String(req.headers['content-type'] ?? '').includes('application/json')) return sendJson(res, 400, errorBody('Unsupported Media Type: Only \'application/json\' is allowed', 400))
+  if (!String(req.headers['content-type'] ?? '').includes('application/json'))
+    return sendJson(res, 400, errorBody("Unsupported Media Type: Only 'application/json' is allowed", 400))
   let body: Body
   try {
     body = JSON.parse(await readBody(req)) as Body
@@ -57,21 +75,37 @@ export async function handleOpenAi(kind: Kind, state: WorkerState, req: Incoming
   const rid = typeof body['rid'] === 'string' ? body['rid'] : randomUUID().replaceAll('-', '')
   if (state.engine.has(rid)) return sendJson(res, 400, errorBody(`Duplicate request ID detected: ${rid}`, 400))
   const seq = state.nextSeq()
-  if (state.injectsError(seq)) return sendJson(res, 500, errorBody('Internal server error (injected by --fault-error-rate)', 500))
+  if (state.injectsError(seq))
+    return sendJson(res, 500, errorBody('Internal server error (injected by --fault-error-rate)', 500))
   const model = state.config.servedModelName
   const created = Math.floor(createdEpoch)
   const out = new GenerationOutput(state.config.seed, rid)
   const object = kind === 'chat' ? 'chat.completion.chunk' : 'text_completion'
-  const chunk = (choice: Body, extra: Body = {}): Body => ({ id: rid, object, created, model, choices: [{ index: 0, ...choice, logprobs: null }], usage: null, ...extra })
+  const chunk = (choice: Body, extra: Body = {}): Body => ({
+    id: rid,
+    object,
+    created,
+    model,
+    choices: [{ index: 0, ...choice, logprobs: null }],
+    usage: null,
+    ...extra,
+  })
   let started = false
   let done = false
-  const content = (text: string): Body => (kind === 'chat' ? { delta: { content: text, reasoning_content: null }, finish_reason: null } : { text, finish_reason: null, matched_stop: null })
+  const content = (text: string): Body =>
+    kind === 'chat'
+      ? { delta: { content: text, reasoning_content: null }, finish_reason: null }
+      : { text, finish_reason: null, matched_stop: null }
   const sendDelta = (r: SimRequest): void => {
     out.catchUp(r.generated)
     if (!started) {
       started = true
       startSse(res)
-      if (kind === 'chat') writeEvent(res, chunk({ delta: { role: 'assistant', content: '', reasoning_content: null }, finish_reason: null }))
+      if (kind === 'chat')
+        writeEvent(
+          res,
+          chunk({ delta: { role: 'assistant', content: '', reasoning_content: null }, finish_reason: null }),
+        )
     }
     const delta = out.takeDelta().text
     if (delta !== '') writeEvent(res, chunk(content(delta)))
@@ -93,9 +127,20 @@ export async function handleOpenAi(kind: Kind, state: WorkerState, req: Incoming
         const finishReason = reason.type
         if (!stream) {
           out.catchUp(r.generated)
-          const choice = kind === 'chat' ? { message: { role: 'assistant', content: out.text, reasoning_content: null, tool_calls: null } } : { text: out.text }
+          const choice =
+            kind === 'chat'
+              ? { message: { role: 'assistant', content: out.text, reasoning_content: null, tool_calls: null } }
+              : { text: out.text }
           const object = kind === 'chat' ? 'chat.completion' : 'text_completion'
-          return sendJson(res, 200, { id: rid, object, created, model, choices: [{ index: 0, ...choice, logprobs: null, finish_reason: finishReason, matched_stop: null }], usage: usage(r), metadata: { weight_version: 'default' } })
+          return sendJson(res, 200, {
+            id: rid,
+            object,
+            created,
+            model,
+            choices: [{ index: 0, ...choice, logprobs: null, finish_reason: finishReason, matched_stop: null }],
+            usage: usage(r),
+            metadata: { weight_version: 'default' },
+          })
         }
         if (kind === 'chat') {
           sendDelta(r)

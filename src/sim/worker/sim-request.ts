@@ -28,4 +28,7 @@ export interface SimRequestListener {
   onFinish(req: SimRequest, reason: FinishReason): void
 }
 
-export type FinishReason = { type: 'length'; length: number } | { type: 'stop'; matched: number } | { type: 'abort'; message: string; status_code: number }
+export type FinishReason =
+  | { type: 'length'; length: number }
+  | { type: 'stop'; matched: number }
+  | { type: 'abort'; message: string; status_code: number }

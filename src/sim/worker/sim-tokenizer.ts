@@ -25,7 +25,14 @@ export interface SimTokenizer {
 /** As SGLang: --tokenizer-path, else the model directory's tokenizer.json, else the bundled one. */
 export function loadSimTokenizer(tokenizerPath: string | undefined, modelPath: string): SimTokenizer {
   const inModel = join(modelPath, 'tokenizer.json')
-  const path = tokenizerPath === undefined ? (existsSync(inModel) ? inModel : BUNDLED_TOKENIZER) : tokenizerPath.endsWith('.json') ? tokenizerPath : join(tokenizerPath, 'tokenizer.json')
+  const path =
+    tokenizerPath === undefined
+      ? existsSync(inModel)
+        ? inModel
+        : BUNDLED_TOKENIZER
+      : tokenizerPath.endsWith('.json')
+        ? tokenizerPath
+        : join(tokenizerPath, 'tokenizer.json')
   const configPath = join(dirname(path), 'tokenizer_config.json')
   const config: unknown = existsSync(configPath) ? JSON.parse(readFileSync(configPath, 'utf8')) : {}
   const tokenizer = new Tokenizer(JSON.parse(readFileSync(path, 'utf8')) as object, config as object)

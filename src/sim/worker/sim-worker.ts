@@ -33,7 +33,8 @@ async function route(state: WorkerState, req: IncomingMessage, res: ServerRespon
   const method = req.method ?? 'GET'
   if (await handleInfoRoute(state, method, url, req, res)) return
   const data = DATA_ROUTES[url.pathname]
-  if (data === undefined || (method !== 'POST' && !(method === 'PUT' && data === 'generate'))) return sendJson(res, 404, { detail: 'Not Found' })
+  if (data === undefined || (method !== 'POST' && !(method === 'PUT' && data === 'generate')))
+    return sendJson(res, 404, { detail: 'Not Found' })
   if (!authorized(state, req)) return sendJson(res, 401, { error: 'Unauthorized' })
   if (data === 'generate') return handleGenerate(state, req, res)
   if (data === 'tokenize' || data === 'detokenize') return handleTokenize(data, state, req, res)
@@ -47,7 +48,9 @@ async function route(state: WorkerState, req: IncomingMessage, res: ServerRespon
 export async function runSimWorker(argv: readonly string[]): Promise<Server> {
   const config = resolveWorkerConfig(argv)
   const state = new WorkerState(config)
-  log(`Simulated SGLang worker: profile=${config.profile.name} (${config.profile.description}), speed=${config.speed}, seed=${config.seed}`)
+  log(
+    `Simulated SGLang worker: profile=${config.profile.name} (${config.profile.description}), speed=${config.speed}, seed=${config.seed}`,
+  )
   if (config.ignored.length > 0) log(`Ignored by the simulator: ${config.ignored.join(' ')}`)
   log('Load weight begin (simulated).')
   await sleep(config.startupDelay)

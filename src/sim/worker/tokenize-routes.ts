@@ -5,13 +5,19 @@ import type { WorkerState } from './worker-state.ts'
 type Body = Record<string, unknown>
 
 /** SGLang's ErrorResponse for a request it cannot validate. */
-const invalid = (res: ServerResponse, message: string): void => sendJson(res, 400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 })
+const invalid = (res: ServerResponse, message: string): void =>
+  sendJson(res, 400, { object: 'error', message, type: 'BadRequestError', param: null, code: 400 })
 
 /**
  * POST /tokenize and /v1/tokenize as SGLang serves them: `{prompt, add_special_tokens = true}` (a string or a
  * list of them) → `{tokens, count, max_model_len}`; POST /detokenize and /v1/detokenize: `{tokens}` → `{text}`.
  */
-export async function handleTokenize(kind: 'tokenize' | 'detokenize', state: WorkerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
+export async function handleTokenize(
+  kind: 'tokenize' | 'detokenize',
+  state: WorkerState,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   let body: Body
   try {
     body = JSON.parse(await readBody(req)) as Body
@@ -20,7 +26,8 @@ export async function handleTokenize(kind: 'tokenize' | 'detokenize', state: Wor
   }
   if (kind === 'detokenize') {
     const tokens = body['tokens']
-    if (!Array.isArray(tokens) || !tokens.every((t) => Number.isInteger(t))) return invalid(res, 'tokens must be a list of integers.')
+    if (!Array.isArray(tokens) || !tokens.every((t) => Number.isInteger(t)))
+      return invalid(res, 'tokens must be a list of integers.')
     return sendJson(res, 200, { text: state.tokenizer.decode(tokens as number[]) })
   }
   const prompt = body['prompt']

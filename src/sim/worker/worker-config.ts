@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { intFlag, numberFlag, parseFlags, type FlagSpec } from '../shared/parse-flags.ts'
+import { type FlagSpec, intFlag, numberFlag, parseFlags } from '../shared/parse-flags.ts'
 import { DEFAULT_PROFILE, PROFILES } from './profiles.ts'
 
 export const WORKER_FLAGS: FlagSpec = {
@@ -34,13 +34,19 @@ export const WORKER_FLAGS: FlagSpec = {
   'fault-stall-ms': { type: 'string' },
 }
 
-const fraction = numberFlag('a fraction in [0, 1]').pipe(z.number().min(0, { error: 'expected a fraction in [0, 1]' }).max(1, { error: 'expected a fraction in [0, 1]' }))
+const fraction = numberFlag('a fraction in [0, 1]').pipe(
+  z.number().min(0, { error: 'expected a fraction in [0, 1]' }).max(1, { error: 'expected a fraction in [0, 1]' }),
+)
 const positiveInt = intFlag('a positive integer').pipe(z.number().positive({ error: 'expected a positive integer' }))
-const seconds = numberFlag('a number of seconds').pipe(z.number().nonnegative({ error: 'expected a non-negative number of seconds' }))
+const seconds = numberFlag('a number of seconds').pipe(
+  z.number().nonnegative({ error: 'expected a non-negative number of seconds' }),
+)
 
 const schema = z.object({
   host: z.string().default('127.0.0.1'),
-  port: intFlag('a port number').pipe(z.number().min(0).max(65535, { error: 'expected a port number in [0, 65535]' })).default(30000),
+  port: intFlag('a port number')
+    .pipe(z.number().min(0).max(65535, { error: 'expected a port number in [0, 65535]' }))
+    .default(30000),
   modelPath: z.string().optional(),
   model: z.string().optional(),
   servedModelName: z.string().optional(),
@@ -57,9 +63,16 @@ const schema = z.object({
   streamInterval: positiveInt.default(1),
   disableRadixCache: z.boolean().default(false),
   apiKey: z.string().optional(),
-  timestampFormat: z.enum(['current', 'v0.5.5', 'v0.5.6', 'patched'], { error: "expected 'current', 'v0.5.5', 'v0.5.6' or 'patched'" }).default('current'),
-  profile: z.string().default(DEFAULT_PROFILE).refine((p) => PROFILES[p] !== undefined, { error: `expected one of ${Object.keys(PROFILES).join(', ')}` }),
-  speed: numberFlag('a positive number').pipe(z.number().positive({ error: 'expected a positive number' })).default(1),
+  timestampFormat: z
+    .enum(['current', 'v0.5.5', 'v0.5.6', 'patched'], { error: "expected 'current', 'v0.5.5', 'v0.5.6' or 'patched'" })
+    .default('current'),
+  profile: z
+    .string()
+    .default(DEFAULT_PROFILE)
+    .refine((p) => PROFILES[p] !== undefined, { error: `expected one of ${Object.keys(PROFILES).join(', ')}` }),
+  speed: numberFlag('a positive number')
+    .pipe(z.number().positive({ error: 'expected a positive number' }))
+    .default(1),
   startupDelay: seconds.default(0),
   warmupTime: seconds.default(0.2),
   faultCrashAtStart: z.string().optional(),
@@ -67,7 +80,9 @@ const schema = z.object({
   faultRefuseAfter: seconds.optional(),
   faultErrorRate: fraction.default(0),
   faultStallRate: fraction.default(0),
-  faultStallMs: numberFlag('a number of milliseconds').pipe(z.number().nonnegative({ error: 'expected a non-negative number of milliseconds' })).default(2000),
+  faultStallMs: numberFlag('a number of milliseconds')
+    .pipe(z.number().nonnegative({ error: 'expected a non-negative number of milliseconds' }))
+    .default(2000),
 })
 
 export type WorkerConfig = ReturnType<typeof resolveWorkerConfig>
@@ -86,7 +101,12 @@ export function resolveWorkerConfig(argv: readonly string[]) {
     servedModelName: c.servedModelName ?? modelPath,
     maxRunningRequests: c.maxRunningRequests ?? profile.maxRunningRequests,
     maxTotalTokens: c.maxTotalTokens ?? profile.maxTotalTokens,
-    chunkedPrefillSize: c.chunkedPrefillSize === undefined ? profile.chunkedPrefillSize : c.chunkedPrefillSize <= 0 ? Number.MAX_SAFE_INTEGER : c.chunkedPrefillSize,
+    chunkedPrefillSize:
+      c.chunkedPrefillSize === undefined
+        ? profile.chunkedPrefillSize
+        : c.chunkedPrefillSize <= 0
+          ? Number.MAX_SAFE_INTEGER
+          : c.chunkedPrefillSize,
     incremental: c.incrementalStreamingOutput || c.streamOutput,
     seed: c.randomSeed ?? Math.floor(Math.random() * 2 ** 31),
     ignored,

@@ -1,9 +1,15 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client'
 
 /** SGLang's default buckets (notes/sglang-protocol.md §5). */
-const QUEUE_BUCKETS = [0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400, 500, 1000]
+const QUEUE_BUCKETS = [
+  0, 0.001, 0.005, 0.01, 0.05, 0.1, 0.2, 0.5, 1, 2, 3, 4, 5, 10, 15, 20, 30, 40, 50, 60, 70, 80, 90, 100, 200, 300, 400,
+  500, 1000,
+]
 const TTFT_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400]
-const ITL_BUCKETS = [0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8]
+const ITL_BUCKETS = [
+  0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.025, 0.03, 0.035, 0.04, 0.06, 0.08, 0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4,
+  6, 8,
+]
 const E2E_BUCKETS = [0.1, 0.2, 0.4, 0.6, 0.8, 1, 2, 4, 6, 8, 10, 20, 40, 60, 80, 100, 200, 400, 600, 1200, 1800, 2400]
 
 /** The worker's /metrics, under SGLang's series names and labels. */
@@ -29,19 +35,36 @@ export class WorkerMetrics {
     const names = Object.keys(this.#labels)
     const r = [this.registry]
     const gauge = (name: string, help: string): Gauge => new Gauge({ name, help, labelNames: names, registers: r })
-    const counter = (name: string, help: string, labelNames = names): Counter => new Counter({ name, help, labelNames, registers: r })
-    const histogram = (name: string, help: string, buckets: number[]): Histogram => new Histogram({ name, help, buckets, labelNames: names, registers: r })
+    const counter = (name: string, help: string, labelNames = names): Counter =>
+      new Counter({ name, help, labelNames, registers: r })
+    const histogram = (name: string, help: string, buckets: number[]): Histogram =>
+      new Histogram({ name, help, buckets, labelNames: names, registers: r })
     this.#running = gauge('sglang:num_running_reqs', 'The number of running requests.')
     this.#queued = gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.')
     this.#tokenUsage = gauge('sglang:token_usage', 'The token usage.')
     this.#cacheHitRate = gauge('sglang:cache_hit_rate', 'The prefix cache hit rate.')
     this.#queueTime = histogram('sglang:queue_time_seconds', 'Histogram of queueing time in seconds.', QUEUE_BUCKETS)
-    this.#ttft = histogram('sglang:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', TTFT_BUCKETS)
-    this.#itl = histogram('sglang:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', ITL_BUCKETS)
-    this.#e2e = histogram('sglang:e2e_request_latency_seconds', 'Histogram of End-to-end request latency in seconds', E2E_BUCKETS)
+    this.#ttft = histogram(
+      'sglang:time_to_first_token_seconds',
+      'Histogram of time to first token in seconds.',
+      TTFT_BUCKETS,
+    )
+    this.#itl = histogram(
+      'sglang:inter_token_latency_seconds',
+      'Histogram of inter-token latency in seconds.',
+      ITL_BUCKETS,
+    )
+    this.#e2e = histogram(
+      'sglang:e2e_request_latency_seconds',
+      'Histogram of End-to-end request latency in seconds',
+      E2E_BUCKETS,
+    )
     this.#promptTokens = counter('sglang:prompt_tokens_total', 'Number of prefill tokens processed.')
     this.#generationTokens = counter('sglang:generation_tokens_total', 'Number of generation tokens processed.')
-    this.#cachedTokens = counter('sglang:cached_tokens_total', 'Number of cached prompt tokens.', [...names, 'cache_source'])
+    this.#cachedTokens = counter('sglang:cached_tokens_total', 'Number of cached prompt tokens.', [
+      ...names,
+      'cache_source',
+    ])
     this.#requests = counter('sglang:num_requests_total', 'Number of requests processed.')
     this.#aborted = counter('sglang:num_aborted_requests_total', 'Number of requests aborted.')
     for (const m of [this.#running, this.#queued, this.#tokenUsage, this.#cacheHitRate]) m.set(this.#labels, 0)

@@ -94,6 +94,12 @@ export class WorkerState {
 
   finished(req: SimRequest): void {
     const prompt = req.promptIds.length
-    this.metrics?.finished((req.finishedEpoch ?? epochNowMs() / 1000) - req.createdEpoch, prompt, req.generated, req.cachedTokens, prompt > 0 ? req.cachedTokens / prompt : 0)
+    this.metrics?.finished(
+      (req.finishedEpoch ?? epochNowMs() / 1000) - req.createdEpoch,
+      prompt,
+      req.generated,
+      req.cachedTokens,
+      prompt > 0 ? req.cachedTokens / prompt : 0,
+    )
   }
 }
