@@ -61,7 +61,7 @@ test('node failure: the run completes, failures fall in the outage, success reco
     .map((l) => l.split(','))
   for (const worker of ['worker-1', 'worker-2']) {
     const counted = rows
-      .filter(([t, source, metric]) => source === worker && metric === 'num_requests_total')
+      .filter(([, source, metric]) => source === worker && metric === 'num_requests_total')
       .map(([t, , , v]) => [Number(t), Number(v)] as const)
     expect(
       counted.filter(([t]) => t > failAt + 0.5 && t < restoreAt - 0.5),

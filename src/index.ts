@@ -1,3 +1,4 @@
+export { CSV_COLUMNS, DESIGN_COLUMNS, EXTRA_COLUMNS } from './common/columns.ts'
 export type { LlmPerfErrorCode } from './common/errors.ts'
 export {
   DatasetError,
@@ -5,6 +6,7 @@ export {
   InvalidThresholdError,
   LlmPerfError,
   ServerStartError,
+  SloUnjudgeableError,
 } from './common/errors.ts'
 export { benchRequests } from './load/bench-requests.ts'
 export type { BenchTarget } from './load/bench-target.ts'
@@ -14,7 +16,6 @@ export type { ProgressSnapshot } from './options/progress-snapshot.ts'
 export { type LaunchedTopology, launchTopology } from './plugin/launch-topology.ts'
 export type { LlmPerfContext } from './plugin/provided-context.ts'
 export { inject, test } from './plugin/test-api.ts'
-export { CSV_COLUMNS, DESIGN_COLUMNS, EXTRA_COLUMNS } from './record/columns.ts'
 export type { RequestRecord } from './record/request-record.ts'
 export type { SloOptions } from './slo/evaluate-slo.ts'
 export { evaluateSlo } from './slo/evaluate-slo.ts'

@@ -107,7 +107,7 @@ test('every problem with the options, the SLO spec, the failure schedule and the
     {
       rate: -1,
       requests: 5,
-      slo: { ttft: { p42: 5 } },
+      slo: { ttft: { p42: 5 } as never },
       failures: { soon: ['worker-1'] },
       dataset: { kind: 'nope' } as never,
     },

@@ -6,6 +6,7 @@ import { benchRequests } from '../src/index.ts'
 import { matchers } from '../src/matchers/matchers.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
 import { routerValues, workerValues } from '../src/server-metrics/metric-map.ts'
+import { invalidRun } from '../src/slo/evaluate-slo.ts'
 
 expect.extend(matchers)
 
@@ -160,4 +161,20 @@ test("llama.cpp's and vLLM's names map to the same metrics as SGLang's", () => {
     'requests_active:worker-1': 3,
     'worker_health:worker-2': 1,
   })
+})
+
+test('a simulator that cannot keep up with its profile says so, and the run is invalid', async () => {
+  // at 400× speed a step's own processing outlasts the step the profile allows: the engine falls behind
+  await using node = await launchTopology('too-fast', { workers: 1, sim: { speed: 400 } }, { logDir: outDir() })
+  const run = await benchRequests(node, {
+    rate: 200,
+    requests: 200,
+    tokenizer: 'words',
+    dataset: { kind: 'random', inputLen: 64, outputLen: 64 },
+    outDir: outDir(),
+  })
+  expect(run.summary.server_metrics?.simulator_fell_behind_s?.['worker-1']).toBeGreaterThan(0.1)
+  expect(invalidRun(run.summary)).toMatch(
+    /^the simulator fell behind its profile \(its process lacked the CPU\): worker-1 \d+ ms > \d+ ms$/u,
+  )
 })

@@ -22,7 +22,10 @@ function maxRunning(records: RequestRecord[]): number {
     .sort((a, b) => a[0] - b[0] || a[1] - b[1])
   let level = 0
   let peak = 0
-  for (const [, d] of events) peak = Math.max(peak, (level += d))
+  for (const [, d] of events) {
+    level += d
+    peak = Math.max(peak, level)
+  }
   return peak
 }
 

@@ -8,6 +8,7 @@ export type LlmPerfErrorCode =
   | 'LLMPERF_SERVER_EXITED'
   | 'LLMPERF_LAUNCH_TIMEOUT'
   | 'LLMPERF_INVALID_THRESHOLD'
+  | 'LLMPERF_SLO_UNJUDGEABLE'
 
 export class LlmPerfError extends Error {
   readonly code: LlmPerfErrorCode
@@ -57,6 +58,17 @@ export class ServerStartError extends LlmPerfError {
     this.exitCode = details.exitCode
     this.logTail = details.logTail
     this.logFile = details.logFile
+  }
+}
+
+/**
+ * An objective that cannot be judged (too few samples, a metric the server did not report, an invalid run,
+ * a baseline that cannot be read): it fails whether or not `.not` is used.
+ */
+export class SloUnjudgeableError extends LlmPerfError {
+  constructor(message: string) {
+    super('LLMPERF_SLO_UNJUDGEABLE', message)
+    this.name = 'SloUnjudgeableError'
   }
 }
 

@@ -88,7 +88,8 @@ async function sharegptItems(
   }
   if (out.length === 0)
     throw new DatasetError(
-      `The ShareGPT dataset at ${spec.path} has no usable conversation (two turns of at least ${spec.minLen} ${form.tokenizer.kind === 'words' ? 'words' : 'tokens'})`,
+      `The ShareGPT dataset at ${spec.path} has no usable conversation (two turns of at least ${spec.minLen} ` +
+        `${form.tokenizer.kind === 'words' ? 'words' : 'tokens'})`,
     )
   return out
 }

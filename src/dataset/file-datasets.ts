@@ -43,7 +43,8 @@ export async function sharegptRows(spec: { path: string; outputLen?: number | un
   })
   if (!parsed.success)
     throw new DatasetError(
-      `The ShareGPT dataset at ${spec.path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`,
+      `The ShareGPT dataset at ${spec.path} has the wrong shape:\n` +
+        formatIssues(parsed.error.issues).slice(0, 5).join('\n'),
     )
   return parsed.data.flatMap((conv, i) => {
     const [first, second] = conv.conversations

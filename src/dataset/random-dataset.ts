@@ -22,7 +22,9 @@ export function lengthRange(len: number, ratio: number, mode: 'sglang' | 'vllm')
   return [Math.max(Math.trunc(len * (1 - ratio)), 1), Math.max(Math.trunc(len * (1 + ratio)), 1)]
 }
 
-/** Token-id space for `tokenized` prompts when no tokenizer is known; ids stay clear of special tokens at the low end. */
+/**
+ * Token-id space for `tokenized` prompts when no tokenizer is known; ids stay clear of special tokens at the low end.
+ */
 const ID_LOW = 1000
 const ID_HIGH = 30_000
 

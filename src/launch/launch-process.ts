@@ -75,7 +75,8 @@ export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
       await server.stop()
       throw new ServerStartError(
         'LLMPERF_LAUNCH_TIMEOUT',
-        `${spec.name} did not answer ${spec.readiness.status ?? 200} on ${spec.url}${spec.readiness.path} within ${spec.startupTimeoutMs} ms (startupTimeoutMs); it was stopped. Log: ${spec.logFile}`,
+        `${spec.name} did not answer ${spec.readiness.status ?? 200} on ${spec.url}${spec.readiness.path} ` +
+          `within ${spec.startupTimeoutMs} ms (startupTimeoutMs); it was stopped. Log: ${spec.logFile}`,
         { logTail: log.tail(50), logFile: spec.logFile },
       )
     }

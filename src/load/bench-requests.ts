@@ -61,7 +61,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
   if (inexactPrompts > 0)
     warnings.push(
-      `${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens say what the server will count)`,
+      `${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens ` +
+        `say what the server will count)`,
     )
   try {
     const [serverInfo, model] = await Promise.all([
@@ -163,7 +164,9 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
           }
         : {
             shared: false,
-            note: 'the server runs on another host: formulas mixing client and server times hold only if the clocks are synchronised',
+            note:
+              'the server runs on another host: formulas mixing client and server times hold only if the clocks ' +
+              'are synchronised',
           },
       warmup,
       tokenizer: {

@@ -1,10 +1,13 @@
-import { request } from 'undici'
 import { InvalidOptionError } from '../common/errors.ts'
 import type { BenchTarget } from './bench-target.ts'
+import { type ControlEndpoint, postControl } from './control-client.ts'
 
 const AT = /^(\d+(?:\.\d+)?)(ms|s|m|%)?$/u
 
-/** "30s", "500ms", "2m" from the run's start, a bare number of seconds (the seed framework's `300`), or "30%" of the schedule's last arrival. */
+/**
+ * "30s", "500ms", "2m" from the run's start, a bare number of seconds (the seed framework's `300`), or "30%" of the
+ * schedule's last arrival.
+ */
 export function parseAt(key: string, lastArrivalS: number): number | undefined {
   const m = AT.exec(key.trim())
   if (m === null) return undefined
@@ -43,7 +46,8 @@ export function failureHooks(
   const direct = target.setFailed
   if (control === undefined && direct === undefined)
     problems.push(
-      '`failures`: needs a topology started by vitest-llm-perf as the target (it can fail its workers), got a plain URL',
+      '`failures`: needs a topology started by vitest-llm-perf as the target (it can fail its workers), ' +
+        'got a plain URL',
     )
   const known = new Set((target.workers ?? []).map((w) => w.name))
   const hooks: TimelineHook[] = []
@@ -53,12 +57,14 @@ export function failureHooks(
     const atMs = parseAt(key, lastArrivalS)
     if (atMs === undefined)
       problems.push(
-        `\`failures\`: expected keys like '30s', '500ms', '2m', '30%' or a number of seconds, got ${JSON.stringify(key)}`,
+        `\`failures\`: expected keys like '30s', '500ms', '2m', '30%' or a number of seconds, ` +
+          `got ${JSON.stringify(key)}`,
       )
     const unknown = workers.filter((w) => !known.has(w))
     if (unknown.length > 0)
       problems.push(
-        `\`failures.${key}\`: unknown worker ${unknown.map((w) => JSON.stringify(w)).join(', ')}; the topology has ${[...known].join(', ') || 'no named workers'}`,
+        `\`failures.${key}\`: unknown worker ${unknown.map((w) => JSON.stringify(w)).join(', ')}; the ` +
+          `topology has ${[...known].join(', ') || 'no named workers'}`,
       )
     if (atMs === undefined) continue
     if (direct !== undefined) hooks.push({ atMs, run: () => direct(workers) })
@@ -68,17 +74,8 @@ export function failureHooks(
   return hooks.sort((a, b) => a.atMs - b.atMs)
 }
 
-async function setFailed(
-  control: { url: string; token: string },
-  topology: string,
-  workers: string[],
-): Promise<unknown> {
-  const res = await request(`${control.url}/topologies/${encodeURIComponent(topology)}/failed`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${control.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ workers }),
+async function setFailed(control: ControlEndpoint, topology: string, workers: string[]): Promise<unknown> {
+  return postControl(control, `/topologies/${encodeURIComponent(topology)}/failed`, { workers }).catch((err: Error) => {
+    throw new Error(`failure schedule: ${err.message}`)
   })
-  const body = (await res.body.json()) as { error?: string }
-  if (res.statusCode !== 200) throw new Error(`failure schedule: ${body.error ?? res.statusCode}`)
-  return body
 }

@@ -130,7 +130,6 @@ function abandon(
   queued: Observation[],
   finish: (o: Observation, t: 'aborted') => void,
 ): void {
-  const now = inp.clock.nowMs()
   const reason = inp.signal?.reason instanceof Error ? `: ${inp.signal.reason.message}` : ''
   const unsent = [...queued]
   for (let i = fired; i < inp.items.length; i++) unsent.push(observe(inp, i, 0))

@@ -1,4 +1,4 @@
-import { DURATION_COLUMNS } from '../record/columns.ts'
+import { DURATION_COLUMNS, fieldScale, MS_PER_S } from '../common/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
 import type { Objective } from '../slo/slo-spec.ts'
@@ -55,15 +55,16 @@ function resultLine(r: ObjectiveResult): string {
 function distributionLine(run: BenchRun, field: string): string {
   const sorted = Float64Array.from(fieldValues(run.records, field)).sort()
   const f = (p: number): string => formatValue(field, percentileSorted(sorted, p))
-  return `      n=${sorted.length} · p50 ${f(50)} · p90 ${f(90)} · p99 ${f(99)} · max ${formatValue(field, sorted[sorted.length - 1])}`
+  const max = formatValue(field, sorted[sorted.length - 1])
+  return `      n=${sorted.length} · p50 ${f(50)} · p90 ${f(90)} · p99 ${f(99)} · max ${max}`
 }
 
 const pad = (s: string, n: number): string => (s.length >= n ? s : s + ' '.repeat(n - s.length))
-const ms = (v: number | undefined): string => (v === undefined ? '—' : `${(v * 1000).toFixed(1)} ms`)
+const ms = (v: number | undefined): string => (v === undefined ? '—' : `${(v * MS_PER_S).toFixed(1)} ms`)
 
 /** The five worst requests by `field`, with where their time went, so the reader sees the stage at fault. */
 export function worstRequests(run: BenchRun, field: string, n = WORST): string[] {
-  const scale = MS.has(field) ? 1000 : 1
+  const scale = fieldScale(field)
   const value = (r: RequestRecord): number =>
     ((r as unknown as Record<string, number | undefined>)[field] ?? Number.NEGATIVE_INFINITY) * scale
   const worst = run.records
@@ -74,7 +75,8 @@ export function worstRequests(run: BenchRun, field: string, n = WORST): string[]
   const header = `        ${pad('req_id', idWidth)}${pad(field, 12)}${STAGE_LABELS.map((l) => pad(l, 11)).join('')}host`
   const rows = worst.map(
     (r) =>
-      `        ${pad(r.req_id, idWidth)}${pad(formatValue(field, value(r)), 12)}${STAGES.map((s) => pad(ms(r[s]), 11)).join('')}${r.host}`,
+      `        ${pad(r.req_id, idWidth)}${pad(formatValue(field, value(r)), 12)}` +
+      `${STAGES.map((s) => pad(ms(r[s]), 11)).join('')}${r.host}`,
   )
   return [`      worst ${worst.length} by ${field}:`, header, ...rows]
 }
@@ -94,7 +96,8 @@ export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): stri
   return [
     head,
     ...lines,
-    `  goodput ${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.records.length} requests`,
+    `  goodput ${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} ` +
+      `req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.records.length} requests`,
     `CSV: ${run.files.csv}`,
   ].join('\n')
 }

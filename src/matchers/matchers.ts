@@ -1,20 +1,17 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
+import { SloUnjudgeableError } from '../common/errors.ts'
 import { compareToBaseline } from '../slo/baseline.ts'
 import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { formatEvaluation, objectiveLabel } from './format-slo.ts'
 
-/** An objective that cannot be judged (too few samples, a metric the server did not report, an invalid run) fails whether or not `.not` is used. */
-export class SloUnjudgeableError extends Error {
-  override name = 'SloUnjudgeableError'
-}
-
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
   const r = received as Partial<BenchRun> | null
   if (r === null || typeof r !== 'object' || !Array.isArray(r.records) || r.summary === undefined) {
     throw new TypeError(
-      `${matcher}: expected the BenchRun that benchRequests() resolves to, got ${r === null ? 'null' : typeof received}`,
+      `${matcher}: expected the BenchRun that benchRequests() resolves to, ` +
+        `got ${r === null ? 'null' : typeof received}`,
     )
   }
 }
@@ -34,12 +31,20 @@ function judge(
   options?: SloOptions,
 ): SyncMatcherResult {
   assertRun(run, matcher)
-  const evaluation = evaluateSlo(run, spec, options)
+  let evaluation: ReturnType<typeof evaluateSlo>
+  try {
+    evaluation = evaluateSlo(run, spec, options)
+  } catch (err) {
+    // a spec that cannot be read is the test's error, not the server's verdict: the table says so
+    recordVerdicts(this, run, ['error'])
+    throw err
+  }
   const hint = this.utils.matcherHint(`.${matcher}`, 'run', 'slo', { isNot: this.isNot })
   const body = formatEvaluation(run, evaluation)
   if (evaluation.invalid !== undefined) {
     throw new SloUnjudgeableError(
-      `${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the rate, cap maxInFlight, or raise the limit.\n\n${body}`,
+      `${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the ` +
+        `rate, cap maxInFlight, or raise the limit.\n\n${body}`,
     )
   }
   if (evaluation.results.some((r) => r.status === 'too_few_samples' || r.status === 'not_reported')) {
@@ -52,7 +57,8 @@ function judge(
   if (regression?.problem !== undefined) throw new SloUnjudgeableError(`${hint}\n\nBaseline: ${regression.problem}`)
   const regressionLines = (regression?.results ?? []).map(
     (r) =>
-      `  ${r.pass ? '✓' : '✗'} ${r.key} vs baseline: ${r.observed.toFixed(1)}, baseline ${r.baseline.toFixed(1)}, allowed ≤ ${r.allowed.toFixed(1)} (${(((r.observed - r.baseline) / r.baseline) * 100).toFixed(1)}%)`,
+      `  ${r.pass ? '✓' : '✗'} ${r.key} vs baseline: ${r.observed.toFixed(1)}, baseline ${r.baseline.toFixed(1)}, ` +
+      `allowed ≤ ${r.allowed.toFixed(1)} (${(((r.observed - r.baseline) / r.baseline) * 100).toFixed(1)}%)`,
   )
   const baselineNote = regression?.written === true ? [`  baseline written to ${options?.compareTo}`] : regressionLines
   const pass = evaluation.results.every((r) => r.status === 'pass') && (regression?.results ?? []).every((r) => r.pass)
@@ -95,7 +101,8 @@ declare module 'vitest' {
      * Passes when every objective holds. Durations in ms, judged over successful requests, percentiles
      * by linear interpolation (numpy's default). A percentile needs ⌈1/(1−p)⌉ samples (p99 → 100); a
      * metric the server did not report, or a run whose load generator fell behind, fails either way.
-     * @example expect(run).toMeetSlo({ ttft: { p99: 500 }, pure_queue_time: ['p(99)<50'], success_rate: { min: 0.99 } })
+     * @example
+     * expect(run).toMeetSlo({ ttft: { p99: 500 }, pure_queue_time: ['p(99)<50'], success_rate: { min: 0.99 } })
      */
     toMeetSlo: (spec: SloSpec, options?: SloOptions) => R
     /** `toMeetSlo({ ttft: ['p(99)<limitMs'] })`. */

@@ -3,6 +3,7 @@ import { InvalidOptionError } from '../common/errors.ts'
 import { formatIssues } from '../common/format-issues.ts'
 import { datasetSchema, tokenizerSchema } from './dataset-options.ts'
 import type { ProgressSnapshot } from './progress-snapshot.ts'
+import type { SloSpec } from './slo-options.ts'
 
 /** zod's number() refuses Infinity, which these options need. */
 const positiveOrInfinity = (error: string, integer = false) =>
@@ -46,7 +47,10 @@ export const benchOptionsSchema = z.strictObject({
     rangeMode: 'sglang',
     tokenized: false,
   }),
-  /** `'generate'` = SGLang native /generate; `'completions'` = /v1/completions; `'chat'` = /v1/chat/completions. @default 'generate' */
+  /**
+   * `'generate'` = SGLang native /generate; `'completions'` = /v1/completions; `'chat'` = /v1/chat/completions.
+   * @default 'generate'
+   */
   api: z
     .enum(['generate', 'completions', 'chat'], { error: "expected 'generate', 'completions' or 'chat'" })
     .default('generate'),
@@ -56,7 +60,10 @@ export const benchOptionsSchema = z.strictObject({
    * @default 'auto'
    */
   tokenizer: tokenizerSchema.default('auto'),
-  /** `'ids'`: token ids where the API takes them (/generate input_ids, /v1/completions prompt); chat always sends text. @default 'ids' */
+  /**
+   * `'ids'`: token ids where the API takes them (/generate input_ids, /v1/completions prompt); chat always sends text.
+   * @default 'ids'
+   */
   promptAs: z.enum(['ids', 'text'], { error: "expected 'ids' or 'text'" }).default('ids'),
   /** @default true */
   stream: z.boolean({ error: 'expected a boolean' }).default(true),
@@ -96,9 +103,12 @@ export const benchOptionsSchema = z.strictObject({
     .default(250),
   /** Aborts the run; unsent requests are recorded as failed, never dropped. */
   signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
-  /** Per-request objectives for goodput in summary.json (the DistServe/vLLM definition), e.g. `{ ttft: { p99: 500 }, tpot: { p99: 50 } }`. */
+  /**
+   * Per-request objectives for goodput in summary.json (the DistServe/vLLM definition), e.g. `{ ttft: { p99: 500 },
+   * tpot: { p99: 50 } }`.
+   */
   slo: z
-    .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
+    .custom<SloSpec>((v) => typeof v === 'object' && v !== null && !Array.isArray(v), {
       error: 'expected an SLO spec object',
     })
     .optional(),

@@ -26,7 +26,9 @@ export const randomDatasetSchema = z.strictObject({
   rangeRatio: ratio.default(1),
   /** `'sglang'`: uniform in [max(⌊L·r⌋, 1), L]; `'vllm'`: uniform in [L(1−r), L(1+r)]. @default 'sglang' */
   rangeMode: z.enum(['sglang', 'vllm'], { error: "expected 'sglang' or 'vllm'" }).default('sglang'),
-  /** Send token ids even where `promptAs` says text; without a tokenizer, random ids in [1000, 30000]. @default false */
+  /**
+   * Send token ids even where `promptAs` says text; without a tokenizer, random ids in [1000, 30000]. @default false
+   */
   tokenized: z.boolean({ error: 'expected a boolean' }).default(false),
 })
 

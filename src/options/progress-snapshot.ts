@@ -14,5 +14,7 @@ export interface ProgressSnapshot {
 
 export function formatProgress(p: ProgressSnapshot): string {
   const eta = p.etaS === undefined ? 'draining' : `eta ${p.etaS.toFixed(0)}s`
-  return `sent ${p.sent}/${p.total} · done ${p.done} · in flight ${p.inFlight} · ${p.achievedRate.toFixed(1)} req/s · ${p.elapsedS.toFixed(1)}s · ${eta} · failures ${p.failures}`
+  const rate = `${p.achievedRate.toFixed(1)} req/s · ${p.elapsedS.toFixed(1)}s`
+  const counts = `sent ${p.sent}/${p.total} · done ${p.done} · in flight ${p.inFlight}`
+  return `${counts} · ${rate} · ${eta} · failures ${p.failures}`
 }

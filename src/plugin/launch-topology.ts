@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { InvalidOptionError } from '../common/errors.ts'
 import { formatIssues } from '../common/format-issues.ts'
+import type { RouterPolicy } from '../common/router-policies.ts'
 import { processReaper } from '../launch/reaper.ts'
 import { startTopology } from '../topology/start-topology.ts'
 import type { TopologyInfo } from '../topology/started-topology.ts'
@@ -10,7 +11,7 @@ import { engineOverride } from './engine-override.ts'
 /** A topology a test started itself: its description plus what stops it. `await using` stops it at scope end. */
 export interface LaunchedTopology extends TopologyInfo {
   startRouter(
-    policy: 'cache_aware' | 'round_robin' | 'random' | 'power_of_two',
+    policy: RouterPolicy,
     args?: string[],
   ): Promise<{ url: string; metricsUrl: string; stop: () => Promise<void> }>
   /** Exactly these workers are down afterwards (SIGKILL); the others are restarted if they were. */

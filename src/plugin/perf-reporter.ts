@@ -9,6 +9,8 @@ export interface TableRow {
   run: CompactSummary
 }
 
+const MARK: Record<string, string> = { passed: '✓', failed: '✗' }
+const lengthsNote = (s: CompactSummary): string => (s.lengths === 'words' ? ' (lengths in words: no tokenizer)' : '')
 const f1 = (v: number | undefined | null): string => (v === undefined || v === null ? '—' : v.toFixed(1))
 const COLUMNS = [
   'test',
@@ -26,9 +28,10 @@ const COLUMNS = [
 
 export function rowCells(r: TableRow): string[] {
   const s = r.run
-  const slo = s.slo.length === 0 ? (r.state === 'passed' ? '—' : r.state) : s.slo.join(' ')
+  // no objective judged this run: '—', whatever the test's own assertions did (the mark before its name says)
+  const slo = s.invalid !== undefined ? `invalid (${s.invalid})` : s.slo.length === 0 ? '—' : s.slo.join(' ')
   return [
-    `${r.state === 'passed' ? '✓' : r.state === 'failed' ? '✗' : '·'} ${r.test}${s.name === undefined ? '' : ` [${s.name}]`}${s.lengths === 'words' ? ' (lengths in words: no tokenizer)' : ''}`,
+    `${MARK[r.state] ?? '·'} ${r.test}${s.name === undefined ? '' : ` [${s.name}]`}${lengthsNote(s)}`,
     s.target_rate === null ? 'inf' : String(s.target_rate),
     String(s.requests),
     `${(s.success_rate * 100).toFixed(1)}%`,

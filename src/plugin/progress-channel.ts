@@ -1,4 +1,4 @@
-import { request } from 'undici'
+import { postControl } from '../load/control-client.ts'
 import { formatProgress, type ProgressSnapshot } from '../options/progress-snapshot.ts'
 import type { LlmPerfContext } from './provided-context.ts'
 
@@ -9,11 +9,5 @@ import type { LlmPerfContext } from './provided-context.ts'
 export function postProgress(ctx: LlmPerfContext, testName: string, p: ProgressSnapshot): void {
   if (ctx.control === undefined) return
   const line = `[llm-perf] ${testName}: ${formatProgress(p)}`
-  request(`${ctx.control.url}/progress`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${ctx.control.token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ line, done: p.done === p.total }),
-  })
-    .then((res) => res.body.dump())
-    .catch(() => undefined)
+  postControl(ctx.control, '/progress', { line, done: p.done === p.total }).catch(() => undefined)
 }

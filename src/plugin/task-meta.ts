@@ -13,6 +13,8 @@ export interface CompactSummary {
   request_throughput: number
   output_token_throughput: number | null
   csv: string
+  /** Why the run says nothing about the server (the load generator or the simulator fell behind), if so. */
+  invalid?: string
   /** 'words' when no tokenizer was found and prompt lengths are words, not tokens. */
   lengths: 'tokens' | 'words'
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */

@@ -2,6 +2,7 @@ import { test as base, inject } from 'vitest'
 import { benchRequests as runBench } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
+import { invalidRun } from '../slo/evaluate-slo.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import type { TopologyInfo } from '../topology/started-topology.ts'
 import type { TopologyOptions } from '../topology/topology-options.ts'
@@ -33,7 +34,7 @@ function extendTest() {
   return base
     .extend('llmPerf', { injected: true, scope: 'worker' }, EMPTY as LlmPerfContext)
     .extend('topology', ({ llmPerf }) => topologyLookup(llmPerf))
-    .extend('benchRequests', ({ llmPerf, task, signal, annotate }) => {
+    .extend('benchRequests', ({ llmPerf, task, signal, annotate, skip }) => {
       let runs = 0
       const logged = new Set<string>()
       return async (target: BenchTarget & { logFiles?: string[] }, options: BenchOptions): Promise<BenchRun> => {
@@ -54,14 +55,28 @@ function extendTest() {
           ...options,
           outDir,
         })
+        // a machine that could not hold the load says nothing about the server: the test skips, saying why
+        // (with rate Infinity every request is due at once, so lateness is the point, not a fault)
+        const unbounded = run.summary.target_rate === null
+        const invalid = invalidRun(
+          run.summary,
+          unbounded ? { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity } : {},
+        )
         const meta = task.meta as PerfTaskMeta
-        meta.llmPerf = [...(meta.llmPerf ?? []), compactSummary(run)]
+        meta.llmPerf = [
+          ...(meta.llmPerf ?? []),
+          { ...compactSummary(run), ...(invalid === undefined ? {} : { invalid }) },
+        ]
         await annotate(`requests.csv (${run.records.length} rows)`, 'llm-perf:csv', {
           path: run.files.csv,
           contentType: 'text/csv',
         })
         if (run.files.html !== undefined)
           await annotate('report.html', 'llm-perf:html', { path: run.files.html, contentType: 'text/html' })
+        if (invalid !== undefined) {
+          await annotate(`invalid run: ${invalid}`, 'llm-perf:invalid')
+          skip(`invalid run, skipped: ${invalid}`)
+        }
         return run
       }
     })
@@ -78,7 +93,8 @@ function extendTest() {
     })
 }
 
-type PerfTest = ReturnType<typeof extendTest>
+/** The extended test's type as Vitest's fixture builder infers it (its internal markers cannot be written by hand). */
+export type PerfTest = ReturnType<typeof extendTest>
 let extended: PerfTest | undefined
 
 /**
@@ -91,9 +107,14 @@ let extended: PerfTest | undefined
  * It is built on first use, inside a test file: importing this package from a plain script (to call
  * benchRequests) must not touch Vitest's runner.
  */
+function extendedTest(): PerfTest {
+  extended ??= extendTest()
+  return extended
+}
+
 export const test: PerfTest = new Proxy(function perfTest() {} as unknown as PerfTest, {
-  apply: (_target, thisArg, args) => Reflect.apply((extended ??= extendTest()) as never, thisArg, args),
-  get: (_target, key) => Reflect.get((extended ??= extendTest()) as object, key),
+  apply: (_target, thisArg, args) => Reflect.apply(extendedTest() as never, thisArg, args),
+  get: (_target, key) => Reflect.get(extendedTest() as object, key),
 })
 
 export { inject }

@@ -2,7 +2,7 @@ import { once } from 'node:events'
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
 import { dirname } from 'node:path'
 import { type Stringifier, stringify } from 'csv-stringify'
-import { CSV_COLUMNS } from './columns.ts'
+import { CSV_COLUMNS } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
 
 /** Seconds keep microseconds; more digits would only be clock noise. */

@@ -145,7 +145,8 @@ function warningOf(obs: Observation, outTokens: number | undefined): string | un
   const notes: string[] = []
   if (outTokens !== undefined && outTokens < obs.expectedOutputLength)
     notes.push(
-      `returned ${outTokens} of ${obs.expectedOutputLength} requested output tokens (finish_reason ${obs.finishReason ?? 'not given'})`,
+      `returned ${outTokens} of ${obs.expectedOutputLength} requested output tokens (finish_reason ` +
+        `${obs.finishReason ?? 'not given'})`,
     )
   if (
     obs.requestedPromptTokens !== undefined &&

@@ -16,21 +16,28 @@ const esc = (s: string): string =>
 const tokRate = (v: number | null, what: string): string =>
   v === null ? `${what} tokens not reported by the server` : `${v.toFixed(0)} ${what} tok/s`
 const fmt = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(1))
+const ms = (v: number): string => `${v.toFixed(2)} ms`
+
+const tr = (cells: ReadonlyArray<string | number>, tag = 'td'): string =>
+  `<tr>${cells.map((c) => `<${tag}>${c}</${tag}>`).join('')}</tr>`
+const table = (headers: readonly string[], rows: readonly string[], id?: string): string => {
+  const head = `<thead>${tr(headers, 'th')}</thead>`
+  return `<table${id === undefined ? '' : ` id="${id}"`}>${head}<tbody>${rows.join('')}</tbody></table>`
+}
 
 function metricsTable(summary: BenchSummary): string {
-  const rows = Object.entries(summary.metrics).map(
-    ([k, d]) =>
-      `<tr><td>${esc(k)}</td><td>${d.count}</td><td>${fmt(d.mean)}</td><td>${fmt(d.p50)}</td><td>${fmt(d.p90)}</td><td>${fmt(d.p99)}</td><td>${fmt(d.max)}</td></tr>`,
+  const rows = Object.entries(summary.metrics).map(([k, d]) =>
+    tr([esc(k), d.count, fmt(d.mean), fmt(d.p50), fmt(d.p90), fmt(d.p99), fmt(d.max)]),
   )
-  return `<table><thead><tr><th>metric (ms)</th><th>n</th><th>mean</th><th>p50</th><th>p90</th><th>p99</th><th>max</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  return table(['metric (ms)', 'n', 'mean', 'p50', 'p90', 'p99', 'max'], rows)
 }
 
 function hostsTable(s: BenchSummary): string {
   const total = s.requests || 1
-  const rows = Object.entries(s.requests_per_host).map(
-    ([h, c]) => `<tr><td>${esc(h)}</td><td>${c}</td><td>${((c / total) * 100).toFixed(1)}%</td></tr>`,
+  const rows = Object.entries(s.requests_per_host).map(([h, c]) =>
+    tr([esc(h), c, `${((c / total) * 100).toFixed(1)}%`]),
   )
-  return `<table id="hosts-table"><thead><tr><th>worker</th><th>requests</th><th>share</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  return table(['worker', 'requests', 'share'], rows, 'hosts-table')
 }
 
 function facts(s: BenchSummary): string {
@@ -40,16 +47,15 @@ function facts(s: BenchSummary): string {
     ['requests', `${s.requests} (${s.failures} failed, success rate ${(s.success_rate * 100).toFixed(2)}%)`],
     [
       'rate',
-      `target ${s.target_rate ?? '∞'} · scheduled ${s.scheduled_rate?.toFixed(2) ?? '—'} · achieved ${s.achieved_rate?.toFixed(2) ?? '—'} req/s`,
+      `target ${s.target_rate ?? '∞'} · scheduled ${s.scheduled_rate?.toFixed(2) ?? '—'} · achieved ` +
+        `${s.achieved_rate?.toFixed(2) ?? '—'} req/s`,
     ],
     [
       'throughput',
-      `${s.request_throughput.toFixed(2)} req/s · ${tokRate(s.input_token_throughput, 'input')} · ${tokRate(s.output_token_throughput, 'output')}`,
+      `${s.request_throughput.toFixed(2)} req/s · ${tokRate(s.input_token_throughput, 'input')} · ` +
+        `${tokRate(s.output_token_throughput, 'output')}`,
     ],
-    [
-      'client',
-      `dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(2)} ms · event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(2)} ms`,
-    ],
+    ['client', `dispatch lag p99 ${ms(s.dispatch_lag_ms.p99)} · event-loop delay p99 ${ms(s.event_loop_delay_ms.p99)}`],
     ['clock', s.clock.note],
     ['server', s.server_info?.['version'] === undefined ? 'version unknown' : String(s.server_info['version'])],
   ]
@@ -71,9 +77,19 @@ function serverMetricsTable(s: BenchSummary): string {
   const rows = Object.entries(sm.sources).map(([name, o]) => {
     const p = sm.peaks[name] ?? {}
     const counted = sm.requests_per_worker?.[name]
-    return `<tr><td>${esc(name)}</td><td>${cell(p['num_running_reqs'])}</td><td>${cell(p['num_queue_reqs'])}</td><td>${cell(p['token_usage'])}</td><td>${cell(counted)}</td><td>${o.samples}</td><td>${esc(o.note ?? '')}</td></tr>`
+    const peaks = [p['num_running_reqs'], p['num_queue_reqs'], p['token_usage'], counted].map(cell)
+    return tr([esc(name), ...peaks, o.samples, esc(o.note ?? '')])
   })
-  return `<table id="server-metrics-table"><thead><tr><th>source</th><th>peak running</th><th>peak queued</th><th>peak token usage</th><th>requests it counted</th><th>samples</th><th>note</th></tr></thead><tbody>${rows.join('')}</tbody></table>`
+  const headers = [
+    'source',
+    'peak running',
+    'peak queued',
+    'peak token usage',
+    'requests it counted',
+    'samples',
+    'note',
+  ]
+  return table(headers, rows, 'server-metrics-table')
 }
 
 /** One self-contained HTML file: stage timeline, percentile chart, concurrency and queue depth, per-worker split. */
@@ -90,18 +106,23 @@ export function htmlReport(
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
 h1{font-size:20px}h2{font-size:16px;margin-top:28px}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px}dt{color:#666}
-table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}td:first-child,th:first-child{text-align:left}
-#legend span{margin-right:14px;white-space:nowrap}#legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
+table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #eee}
+td:first-child,th:first-child{text-align:left}
+#legend span{margin-right:14px;white-space:nowrap}
+#legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 .chart{width:100%;min-height:300px}
 </style></head><body>
 <h1>${esc(title)}</h1>
 ${facts(summary)}
 <h2>Request timeline</h2><div id="legend"></div><div><canvas id="timeline"></canvas></div>
-<h2>Latency percentiles</h2><div id="percentiles" class="chart"></div><div id="percentiles-e2e" class="chart"></div><div id="percentiles-token" class="chart"></div>${metricsTable(summary)}
+<h2>Latency percentiles</h2><div id="percentiles" class="chart"></div><div id="percentiles-e2e" class="chart"></div>
+<div id="percentiles-token" class="chart"></div>${metricsTable(summary)}
 <h2>Concurrency and server queue depth over time</h2><div id="overtime" class="chart"></div>
-<h2>Running and queued requests per worker (the servers' own /metrics)</h2><div id="server-gauges" class="chart"></div>${serverMetricsTable(summary)}
+<h2>Running and queued requests per worker (the servers' own /metrics)</h2>
+<div id="server-gauges" class="chart"></div>${serverMetricsTable(summary)}
 <h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}
-<p>Every figure is recomputable from requests.csv: percentiles interpolate linearly between closest ranks (numpy's default).</p>
+<p>Every figure is recomputable from requests.csv: percentiles interpolate linearly between closest ranks
+(numpy's default).</p>
 <script id="data" type="application/json">${data}</script>
 <script>${UPLOT_JS}</script>
 <script>${REPORT_SCRIPT}</script>

@@ -1,6 +1,8 @@
+import { MS_PER_S } from '../common/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
+import { type Interval, levelsOnGrid } from '../summarise/concurrency.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 
 export const REPORT_METRICS = [
@@ -44,19 +46,6 @@ export interface ReportData {
 
 const n = (v: number | undefined): Num => (v === undefined ? null : v)
 
-/** A step function (events of +1/−1) sampled on a uniform grid, for aligned chart series. */
-function sampleLevels(events: Array<[number, number]>, grid: number[]): number[] {
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1])
-  const out: number[] = []
-  let level = 0
-  let i = 0
-  for (const t of grid) {
-    while (i < events.length && (events[i] as [number, number])[0] <= t) level += (events[i++] as [number, number])[1]
-    out.push(level)
-  }
-  return out
-}
-
 /** Everything report.html draws, computed here so the page only renders (and a reader can check it). */
 /** The per-worker gauge columns that some worker did report. */
 function gauges(series: MetricsSeries | undefined): ReportData['serverGauges'] {
@@ -82,11 +71,15 @@ export function reportData(
   const series: Record<string, Num[]> = {}
   for (const metric of REPORT_METRICS) {
     const values = Float64Array.from(
-      rs.flatMap((r) => (r.success && r[metric] !== undefined ? [(r[metric] as number) * 1000] : [])),
+      rs.flatMap((r) => (r.success && r[metric] !== undefined ? [(r[metric] as number) * MS_PER_S] : [])),
     ).sort()
     if (values.length > 0) series[metric] = PERCENTILES.map((p) => percentileSorted(values, p))
   }
   const hostCounts = summary.requests_per_host
+  const inSystem = rs.flatMap((r): Interval[] => (r.finish_time === undefined ? [] : [[r.arrival_time, r.finish_time]]))
+  const queued = rs.flatMap((r): Interval[] =>
+    r.queue_time_start === undefined || r.queue_time_end === undefined ? [] : [[r.queue_time_start, r.queue_time_end]],
+  )
   return {
     title,
     summary,
@@ -107,30 +100,8 @@ export function reportData(
     percentiles: { p: PERCENTILES, series },
     overTime: {
       t: grid,
-      concurrency: sampleLevels(
-        rs.flatMap((r) =>
-          r.finish_time === undefined
-            ? []
-            : ([
-                [r.arrival_time, 1],
-                [r.finish_time, -1],
-              ] as Array<[number, number]>),
-        ),
-        grid,
-      ),
-      queueDepth: rs.some((r) => r.queue_time_start !== undefined && r.queue_time_end !== undefined)
-        ? sampleLevels(
-            rs.flatMap((r) =>
-              r.queue_time_start !== undefined && r.queue_time_end !== undefined
-                ? ([
-                    [r.queue_time_start, 1],
-                    [r.queue_time_end, -1],
-                  ] as Array<[number, number]>)
-                : [],
-            ),
-            grid,
-          )
-        : null,
+      concurrency: levelsOnGrid(inSystem, grid),
+      queueDepth: queued.length > 0 ? levelsOnGrid(queued, grid) : null,
     },
     serverGauges: gauges(serverSeries),
     hosts: { name: Object.keys(hostCounts), count: Object.values(hostCounts) },

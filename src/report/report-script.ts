@@ -2,7 +2,7 @@
  * The page's own script (plain browser JavaScript, inlined into report.html): it draws the request
  * timeline on a canvas and hands the other charts to uPlot.
  */
-export const REPORT_SCRIPT = String.raw`
+export const REPORT_SCRIPT = `
 const D = JSON.parse(document.getElementById('data').textContent);
 const STAGES = [
   ['queued in router', '#9e9e9e', 'arrival', 'send'],
@@ -13,7 +13,8 @@ const STAGES = [
   ['decode', '#6aa84f', 'first', 'finish'],
 ];
 function legend(el) {
-  el.innerHTML = STAGES.map(([name, color]) => '<span><i style="background:' + color + '"></i>' + name + '</span>').join('') + '<span><i style="background:#cc0000"></i>failed</span>';
+  const item = (name, color) => '<span><i style="background:' + color + '"></i>' + name + '</span>';
+  el.innerHTML = STAGES.map(([name, color]) => item(name, color)).join('') + item('failed', '#cc0000');
 }
 function drawTimeline(canvas) {
   const R = D.requests, n = R.id.length;
@@ -34,16 +35,21 @@ function drawTimeline(canvas) {
       if (t0 === null || t1 === null || t1 < t0) continue;
       ctx.fillStyle = color; ctx.fillRect(x(t0), y, Math.max(x(t1) - x(t0), 0.5), h);
     }
-    if (!R.ok[i]) { ctx.fillStyle = '#cc0000'; ctx.fillRect(x(R.finish[i] ?? R.arrival[i]) - 1.5, y, 3, Math.max(h, 2)); }
+    if (!R.ok[i]) {
+      ctx.fillStyle = '#cc0000';
+      ctx.fillRect(x(R.finish[i] ?? R.arrival[i]) - 1.5, y, 3, Math.max(h, 2));
+    }
   }
   ctx.fillStyle = '#333'; ctx.font = '11px sans-serif';
   for (let k = 0; k <= 5; k++) { const t = (end * k) / 5; ctx.fillText(t.toFixed(2) + ' s', x(t) - 12, height - 6); }
-  ctx.save(); ctx.translate(12, height / 2); ctx.rotate(-Math.PI / 2); ctx.fillText('requests by arrival', -50, 0); ctx.restore();
+  ctx.save(); ctx.translate(12, height / 2); ctx.rotate(-Math.PI / 2);
+  ctx.fillText('requests by arrival', -50, 0); ctx.restore();
   canvas.dataset.drawn = String(n);
 }
 function chart(el, title, data, series, opts) {
   const width = el.clientWidth || 600;
-  return new uPlot(Object.assign({ title, width, height: 260, series: [{}].concat(series), axes: [{}, {}] }, opts || {}), data, el);
+  const base = { title, width, height: 260, series: [{}].concat(series), axes: [{}, {}] };
+  return new uPlot(Object.assign(base, opts || {}), data, el);
 }
 const PALETTE = ['#3c78d8', '#e69138', '#6aa84f', '#8e7cc3', '#cc0000', '#45818e', '#999999', '#bf9000'];
 function percentileChart(el, title, names) {
@@ -53,13 +59,17 @@ function percentileChart(el, title, names) {
     { scales: { x: { time: false } }, axes: [{ label: 'percentile' }, { label: 'ms' }] });
 }
 function notReported(el, what) {
-  const p = document.createElement('p'); p.className = 'not-reported'; p.textContent = what + ': not reported by the server';
+  const p = document.createElement('p');
+  p.className = 'not-reported';
+  p.textContent = what + ': not reported by the server';
   el.appendChild(p);
 }
 function overTimeChart(el) {
   const queue = D.overTime.queueDepth;
-  chart(el, 'Concurrency and server queue depth', [D.overTime.t, D.overTime.concurrency].concat(queue === null ? [] : [queue]),
-    [{ label: 'requests in the system', stroke: '#3c78d8', width: 1.5 }].concat(queue === null ? [] : [{ label: 'waiting in server queues', stroke: '#e69138', width: 1.5 }]),
+  const data = [D.overTime.t, D.overTime.concurrency].concat(queue === null ? [] : [queue]);
+  const series = [{ label: 'requests in the system', stroke: '#3c78d8', width: 1.5 }]
+    .concat(queue === null ? [] : [{ label: 'waiting in server queues', stroke: '#e69138', width: 1.5 }]);
+  chart(el, 'Concurrency and server queue depth', data, series,
     { scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: 'requests' }] });
   if (queue === null) notReported(el, 'waiting in server queues (needs /generate with --enable-metrics)');
 }
@@ -68,22 +78,30 @@ function serverGaugesChart(el) {
   if (G === null) return notReported(el, 'running and queued requests (/metrics)');
   const names = Object.keys(G.running).concat(Object.keys(G.queued));
   const data = [G.t].concat(Object.values(G.running), Object.values(G.queued));
-  const series = Object.keys(G.running).map((w, i) => ({ label: w + ' running', stroke: PALETTE[i % PALETTE.length], width: 1.5 }))
-    .concat(Object.keys(G.queued).map((w, i) => ({ label: w + ' queued', stroke: PALETTE[i % PALETTE.length], width: 1.5, dash: [5, 4] })));
+  const line = (label, i, dash) => ({ label, stroke: PALETTE[i % PALETTE.length], width: 1.5, dash });
+  const series = Object.keys(G.running).map((w, i) => line(w + ' running', i, undefined))
+    .concat(Object.keys(G.queued).map((w, i) => line(w + ' queued', i, [5, 4])));
   chart(el, 'Running (solid) and queued (dashed) requests per worker', data, series,
     { scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: 'requests' }] });
   el.dataset.series = String(names.length);
 }
 function hostsChart(el) {
   const idx = D.hosts.name.map((_, i) => i);
-  chart(el, 'Requests per worker', [idx, D.hosts.count], [{ label: 'requests', stroke: '#6aa84f', fill: '#6aa84f88', paths: uPlot.paths.bars({ size: [0.6, 80] }) }],
-    { scales: { x: { time: false, range: [-0.5, idx.length - 0.5] } }, axes: [{ values: (u, splits) => splits.map((s) => (Number.isInteger(s) && D.hosts.name[s] !== undefined ? D.hosts.name[s] : '')), space: 10 }, { label: 'requests' }] });
+  const paths = uPlot.paths.bars({ size: [0.6, 80] });
+  const bars = { label: 'requests', stroke: '#6aa84f', fill: '#6aa84f88', paths };
+  const name = (s) => (Number.isInteger(s) && D.hosts.name[s] !== undefined ? D.hosts.name[s] : '');
+  const names = (u, splits) => splits.map(name);
+  chart(el, 'Requests per worker', [idx, D.hosts.count], [bars],
+    { scales: { x: { time: false, range: [-0.5, idx.length - 0.5] } },
+      axes: [{ values: names, space: 10 }, { label: 'requests' }] });
 }
 legend(document.getElementById('legend'));
 drawTimeline(document.getElementById('timeline'));
-percentileChart(document.getElementById('percentiles'), 'Time to first token and its stages, by percentile (ms)', ['ttft', 'client_ttft', 'pure_queue_time', 'prefill_time', 'queue_time_in_router']);
+percentileChart(document.getElementById('percentiles'), 'Time to first token and its stages, by percentile (ms)',
+  ['ttft', 'client_ttft', 'pure_queue_time', 'prefill_time', 'queue_time_in_router']);
 percentileChart(document.getElementById('percentiles-e2e'), 'End-to-end latency by percentile (ms)', ['total_latency']);
-percentileChart(document.getElementById('percentiles-token'), 'Per-token latency by percentile (ms)', ['tpot', 'itl_max']);
+percentileChart(document.getElementById('percentiles-token'), 'Per-token latency by percentile (ms)',
+  ['tpot', 'itl_max']);
 overTimeChart(document.getElementById('overtime'));
 serverGaugesChart(document.getElementById('server-gauges'));
 hostsChart(document.getElementById('hosts'));

@@ -38,7 +38,10 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
       resolve(next)
     }
     const tick = (): void => {
-      if (signal?.aborted) return stop()
+      if (signal?.aborted) {
+        stop()
+        return
+      }
       for (;;) {
         let now = nowMs()
         while (next < targetsMs.length && (targetsMs[next] as number) <= now) {
@@ -46,7 +49,10 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
           next++
           now = nowMs()
         }
-        if (next >= targetsMs.length) return stop()
+        if (next >= targetsMs.length) {
+          stop()
+          return
+        }
         const target = targetsMs[next] as number
         if (target - now > SPIN_WINDOW_MS) {
           timer = setTimeout(tick, target - now - SPIN_WINDOW_MS)

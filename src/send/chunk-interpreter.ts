@@ -73,7 +73,8 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
     if (typeof choice['finish_reason'] === 'string') obs.finishReason = choice['finish_reason']
     if (choice['finish_reason'] === 'abort' || choice['finish_reason'] === 'error')
       throw new PayloadError(
-        `${choice['finish_reason'] === 'abort' ? 'aborted by the server' : 'failed in the server'} (finish_reason "${choice['finish_reason']}")`,
+        `${choice['finish_reason'] === 'abort' ? 'aborted by the server' : 'failed in the server'} ` +
+          `(finish_reason "${choice['finish_reason']}")`,
       )
   }
   const usage = payload['usage']

@@ -24,11 +24,16 @@ export interface SendContext {
   headersTimeoutMs: number
   signal: AbortSignal | undefined
   nowMs: () => number
-  /** An SSE line longer than this fails the request as malformed (one server line must not fill the client's memory). */
+  /**
+   * An SSE line longer than this fails the request as malformed (one server line must not fill the client's memory).
+   */
   maxLineBytes: number
   /** Masked as *** in every error text: the API key and Authorization values a server may echo. */
   secrets: readonly string[]
 }
+
+const abortReason = (signal: AbortSignal): string =>
+  signal.reason instanceof Error ? ` (${signal.reason.message})` : ''
 
 /** Replaces every secret in `text`: a 401 that repeats `Bearer <key>` must not put the key in requests.csv. */
 export function maskSecrets(text: string, secrets: readonly string[]): string {
@@ -72,7 +77,8 @@ export async function sendRequest(
     else interpretPayload(ctx.api, JSON.parse(await res.body.text()), obs, ctx.nowMs())
     if (!obs.hasGeneratedText && !(obs.completionTokens! > 0) && obs.finishReason === undefined) {
       throw new EmptyResponseError(
-        `the response carried no generated token and no finish reason (${obs.chunks} chunks${ctx.stream && isSse ? ', then [DONE]' : ''})`,
+        'the response carried no generated token and no finish reason ' +
+          `(${obs.chunks} chunks${ctx.stream && isSse ? ', then [DONE]' : ''})`,
       )
     }
     obs.success = true
@@ -81,7 +87,7 @@ export async function sendRequest(
     const classified = ctx.signal?.aborted
       ? {
           type: 'aborted' as const,
-          message: `aborted by the client${ctx.signal.reason instanceof Error ? ` (${ctx.signal.reason.message})` : ''}`,
+          message: `aborted by the client${abortReason(ctx.signal)}`,
         }
       : classifyError(err, {
           stallTimeoutMs: ctx.stallTimeoutMs,

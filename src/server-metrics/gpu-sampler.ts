@@ -1,4 +1,5 @@
 import { execa, type ResultPromise } from 'execa'
+import { getOrCreate } from '../common/get-or-create.ts'
 
 /** nvidia-smi's columns, in the order asked for, and the metric each becomes. */
 const QUERY = [
@@ -60,8 +61,7 @@ export class GpuSampler {
       // "[N/A]" and "[Not Supported]" are what nvidia-smi says of what it cannot read: left out, not zero
       if (metric === undefined || cells[i] === '' || !Number.isFinite(value)) return
       rows.push([t, source, metric, value])
-      let peaks = this.#peaks.get(source)
-      if (peaks === undefined) this.#peaks.set(source, (peaks = new Map()))
+      const peaks = getOrCreate(this.#peaks, source, () => new Map<string, number>())
       peaks.set(metric, Math.max(peaks.get(metric) ?? Number.NEGATIVE_INFINITY, value))
     })
     return rows

@@ -30,6 +30,8 @@ export const WORKER_METRICS = {
     names: ['sglang:prompt_tokens_total', 'vllm:prompt_tokens_total', 'llamacpp:prompt_tokens_total'],
     combine: 'sum',
   },
+  /** The embedded simulator's own: time its steps ran late because its process did not get the CPU. */
+  sim_fell_behind_seconds_total: { names: ['llmperf_sim:fell_behind_seconds_total'], combine: 'sum' },
   generation_tokens_total: {
     names: ['sglang:generation_tokens_total', 'vllm:generation_tokens_total', 'llamacpp:tokens_predicted_total'],
     combine: 'sum',

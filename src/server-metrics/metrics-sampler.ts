@@ -2,6 +2,7 @@ import { once } from 'node:events'
 import { createWriteStream, type WriteStream } from 'node:fs'
 import { type Stringifier, stringify } from 'csv-stringify'
 import { Pool } from 'undici'
+import { getOrCreate } from '../common/get-or-create.ts'
 import { GpuSampler } from './gpu-sampler.ts'
 import { routerValues, workerValues } from './metric-map.ts'
 
@@ -121,15 +122,10 @@ export class MetricsSampler {
       this.#series.t.push(t)
       results.forEach((values, i) => {
         const source = (this.#sources[i] as MetricsSource).name
-        let answered = this.#series.answered.get(source)
-        if (answered === undefined) this.#series.answered.set(source, (answered = []))
-        answered.push(values !== undefined)
-        let perSource = this.#series.values.get(source)
-        if (perSource === undefined) this.#series.values.set(source, (perSource = new Map()))
+        getOrCreate(this.#series.answered, source, () => []).push(values !== undefined)
+        const perSource = getOrCreate(this.#series.values, source, () => new Map<string, Array<number | null>>())
         for (const [metric, value] of values ?? []) {
-          let column = perSource.get(metric)
-          if (column === undefined) perSource.set(metric, (column = new Array<number | null>(tick).fill(null)))
-          column.push(value)
+          getOrCreate(perSource, metric, () => new Array<number | null>(tick).fill(null)).push(value)
           this.#csv.write([t, source, metric, value])
         }
         for (const column of perSource.values()) if (column.length === tick) column.push(null)

@@ -18,7 +18,12 @@ export interface ServerMetricsSummary {
    * per-worker figures that hold behind a real router, which does not say which worker served a request.
    */
   requests_per_worker: Record<string, number> | null
-  /** Topologies on GPUs: each GPU's peak utilisation (%), memory used (MiB) and power (W) from nvidia-smi; null without GPUs. */
+  /** The simulator's workers: seconds each fell behind its profile during the run (a busy CPU); null elsewhere. */
+  simulator_fell_behind_s: Record<string, number> | null
+  /**
+   * Topologies on GPUs: each GPU's peak utilisation (%), memory used (MiB) and power (W) from nvidia-smi; null without
+   * GPUs.
+   */
   gpus: { peaks: Record<string, Record<string, number>>; note: string | undefined } | null
 }
 
@@ -62,15 +67,20 @@ export function summariseServerMetrics(
   const peak = Object.fromEntries(
     GATED_GAUGES.map((g) => [g, max(workers.map((w) => peaks[w]?.[g] ?? null)) ?? null]),
   ) as Record<GatedGauge, number | null>
-  const counted = workers.filter((w) => series.values.get(w)?.has('num_requests_total'))
-  const requests_per_worker =
-    counted.length === 0
-      ? null
-      : Object.fromEntries(
-          counted.map((w) => [
-            w,
-            increase(series.values.get(w)?.get('num_requests_total') ?? [], series.answered.get(w) ?? []),
-          ]),
-        )
-  return { interval_ms: intervalMs, sources: Object.fromEntries(outcomes), peaks, peak, requests_per_worker, gpus }
+  const counter = (metric: string): Record<string, number> | null => {
+    const counting = workers.filter((w) => series.values.get(w)?.has(metric))
+    if (counting.length === 0) return null
+    return Object.fromEntries(
+      counting.map((w) => [w, increase(series.values.get(w)?.get(metric) ?? [], series.answered.get(w) ?? [])]),
+    )
+  }
+  return {
+    interval_ms: intervalMs,
+    sources: Object.fromEntries(outcomes),
+    peaks,
+    peak,
+    requests_per_worker: counter('num_requests_total'),
+    simulator_fell_behind_s: counter('sim_fell_behind_seconds_total'),
+    gpus,
+  }
 }

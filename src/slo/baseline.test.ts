@@ -13,7 +13,7 @@ const runWith = (scale: number) =>
   syntheticRun(Array.from({ length: 200 }, (_, i) => ({ ttftS: ((((i * 37) % 200) + 1) * scale) / 1000 })))
 const regression = { ttft: { p99: 10 } }
 
-test('bootstrap noise of a percentile: zero for constant samples, positive otherwise, the same for the same run', () => {
+test('bootstrap noise of a percentile: zero for constant samples, positive otherwise, the same each time', () => {
   expect(bootstrapNoise(Array(100).fill(5), 99)).toBe(0)
   const values = Array.from({ length: 200 }, (_, i) => i)
   expect(bootstrapNoise(values, 99)).toBeGreaterThan(0)
@@ -32,7 +32,7 @@ test('a missing baseline is written outside CI; in CI it is an error that says h
   expect(file.metrics['ttft.p99'].value).toBeCloseTo(198.01, 6)
 })
 
-test('toMeetSlo with compareTo: the same run passes; a 50 % slower p99 fails, naming baseline, observed and allowed', () => {
+test('toMeetSlo with compareTo: the same run passes; a 50 % slower p99 fails, naming what was allowed', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'baseline-')), 'node.json')
   vi.stubEnv('CI', 'true')
   vi.stubEnv('LLM_PERF_UPDATE_BASELINE', '1')

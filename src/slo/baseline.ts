@@ -5,9 +5,9 @@ import { SeededRandom } from '../common/seeded-random.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { fieldValues } from './evaluate-slo.ts'
+import type { RegressionSpec } from './slo-spec.ts'
 
 /** `{ ttft: { p99: 10 } }`: ttft's p99 may rise at most 10 % over the baseline, beyond sampling noise. */
-export type RegressionSpec = Record<string, Partial<Record<'p50' | 'p90' | 'p95' | 'p99' | 'p999', number>>>
 
 export interface BaselineFile {
   created_at: string

@@ -1,15 +1,18 @@
+import { CSV_COLUMNS, fieldScale } from '../common/columns.ts'
 import { InvalidThresholdError } from '../common/errors.ts'
-import { CSV_COLUMNS, DURATION_COLUMNS } from '../record/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import type { BenchRun } from '../summarise/bench-run.ts'
+import type { BenchRun, BenchSummary } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
-import { normalizeSpec, type Objective, requiredSamples, type SloSpec } from './slo-spec.ts'
+import { normalizeSpec, type Objective, type RegressionSpec, requiredSamples, type SloSpec } from './slo-spec.ts'
 
 export interface SloOptions {
   /** A baseline file (JSON) to compare with; written when missing (outside CI) or with LLM_PERF_UPDATE_BASELINE=1. */
   compareTo?: string
-  /** Percentiles that must not regress beyond the baseline: `{ ttft: { p99: 10 } }` = at most 10 % over it, beyond noise. */
-  regression?: Record<string, Partial<Record<'p50' | 'p90' | 'p95' | 'p99' | 'p999', number>>>
+  /**
+   * Percentiles that must not regress beyond the baseline: `{ ttft: { p99: 10 } }` = at most 10 % over it, beyond
+   * noise.
+   */
+  regression?: RegressionSpec
   /** A run whose dispatch lag p99 exceeds this is invalid, not passed or failed. @default 25 */
   maxDispatchLagMs?: number
   /** Likewise for the client's event-loop delay p99. @default 50 */
@@ -36,7 +39,6 @@ export interface SloEvaluation {
 
 const DEFAULT_MAX_LAG_MS = 25
 const DEFAULT_MAX_LOOP_DELAY_MS = 50
-const MS_FIELDS = new Set<string>(DURATION_COLUMNS)
 const SERVER_FIELDS = new Set([
   'ttft',
   'queue_time_in_server',
@@ -65,9 +67,6 @@ const NUMERIC_FIELDS = new Set<string>(
       ].includes(c),
   ),
 )
-
-/** 1000 for duration fields (seconds in the CSV, ms in objectives), else 1. */
-export const fieldScale = (field: string): number => (MS_FIELDS.has(field) ? 1000 : 1)
 
 /** A field's values over successful requests, in ms for durations (pass scale 1 for the CSV's seconds). */
 export function fieldValues(records: readonly RequestRecord[], field: string, scale = fieldScale(field)): number[] {
@@ -107,7 +106,11 @@ function notReported(run: BenchRun, field: string): string {
     .map(([k, n]) => `${k}: ${n}`)
     .join(', ')
   const hint = field === 'ttft' ? ' client_ttft, measured by the client alone, is always available.' : ''
-  return `the server reported no timestamps for ${field} (server timestamps seen: ${variants}). It needs SGLang's native /generate (api: 'generate') with --enable-metrics, v0.5.5 or later; /v1/* responses carry no timings.${hint}`
+  return (
+    `the server reported no timestamps for ${field} (server timestamps seen: ${variants}). ` +
+    "It needs SGLang's native /generate (api: 'generate') with --enable-metrics, v0.5.5 or later; " +
+    `/v1/* responses carry no timings.${hint}`
+  )
 }
 
 function serverGaugeMissing(run: BenchRun, field: string): string {
@@ -148,23 +151,51 @@ export function goodput(run: BenchRun, objectives: Objective[]): { fraction: num
   return { fraction: n > 0 ? good / n : 0, perSecond: run.summary.duration_s > 0 ? good / run.summary.duration_s : 0 }
 }
 
+/** The simulator may lose this much time to a busy CPU (or 1 % of the run, if more) before its run says nothing. */
+const MAX_SIMULATOR_BEHIND_S = 0.1
+
+/**
+ * Why a run says nothing about the server, if it does not: the load generator fell behind its schedule
+ * (dispatch lag, event-loop delay) or the simulator fell behind its profile (its process lacked the CPU).
+ */
+export function invalidRun(
+  s: BenchSummary,
+  options: Pick<SloOptions, 'maxDispatchLagMs' | 'maxEventLoopDelayMs'> = {},
+): string | undefined {
+  const lagLimit = options.maxDispatchLagMs ?? DEFAULT_MAX_LAG_MS
+  const loopLimit = options.maxEventLoopDelayMs ?? DEFAULT_MAX_LOOP_DELAY_MS
+  if (s.dispatch_lag_ms.p99 > lagLimit)
+    return (
+      `the load generator fell behind: dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(1)} ms > ${lagLimit} ms ` +
+      '(maxDispatchLagMs)'
+    )
+  if (s.event_loop_delay_ms.p99 > loopLimit)
+    return (
+      `the load generator fell behind: event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(1)} ms > ` +
+      `${loopLimit} ms (maxEventLoopDelayMs)`
+    )
+  const allowed = Math.max(MAX_SIMULATOR_BEHIND_S, 0.01 * s.duration_s)
+  const behind = Object.entries(s.server_metrics?.simulator_fell_behind_s ?? {}).filter(([, v]) => v > allowed)
+  if (behind.length > 0)
+    return (
+      'the simulator fell behind its profile (its process lacked the CPU): ' +
+      `${behind.map(([w, v]) => `${w} ${(v * 1000).toFixed(0)} ms`).join(', ')} > ${(allowed * 1000).toFixed(0)} ms`
+    )
+  return undefined
+}
+
 export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = {}): SloEvaluation {
   const objectives = normalizeSpec(spec)
   const unknown = objectives.filter((o) => o.kind === 'duration' && !NUMERIC_FIELDS.has(o.field)).map((o) => o.field)
   if (unknown.length > 0)
     throw new InvalidThresholdError(
-      `Unknown metric ${[...new Set(unknown)].join(', ')}: expected a numeric requests.csv column (e.g. ttft, client_ttft, pure_queue_time, total_latency, tpot) or one of success_rate, request_throughput, output_token_throughput, goodput`,
+      `Unknown metric ${[...new Set(unknown)].join(', ')}: expected a numeric requests.csv column ` +
+        `(e.g. ttft, client_ttft, pure_queue_time, total_latency, tpot) or one of success_rate, request_throughput, ` +
+        `output_token_throughput, goodput`,
     )
   const gp = goodput(run, objectives)
   const s = run.summary
-  const lagLimit = options.maxDispatchLagMs ?? DEFAULT_MAX_LAG_MS
-  const loopLimit = options.maxEventLoopDelayMs ?? DEFAULT_MAX_LOOP_DELAY_MS
-  const invalid =
-    s.dispatch_lag_ms.p99 > lagLimit
-      ? `the load generator fell behind: dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(1)} ms > ${lagLimit} ms (maxDispatchLagMs)`
-      : s.event_loop_delay_ms.p99 > loopLimit
-        ? `the load generator fell behind: event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(1)} ms > ${loopLimit} ms (maxEventLoopDelayMs)`
-        : undefined
+  const invalid = invalidRun(s, options)
   const peak = s.server_metrics?.peak
   const rates: Record<string, number | null | undefined> = {
     success_rate: s.success_rate,
@@ -211,7 +242,9 @@ export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = 
         status: 'too_few_samples',
         observed: undefined,
         samples: values.length,
-        reason: `${o.aggregation} needs at least ${needed} successful samples to mean anything, got ${values.length} (set minSamples to override)`,
+        reason:
+          `${o.aggregation} needs at least ${needed} successful samples to mean anything, ` +
+          `got ${values.length} (set minSamples to override)`,
       }
     }
     const observed = aggregate(Float64Array.from(values).sort(), o) * fieldScale(o.field)

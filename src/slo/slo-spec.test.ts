@@ -17,7 +17,8 @@ test.each([
   [
     'ttft',
     'count<5',
-    'Invalid threshold "count<5" for ttft: expected "<aggregation> <op> <number>" such as \'p(99)<500\'; supported aggregations: avg, min, med, max, p(N)',
+    'Invalid threshold "count<5" for ttft: expected "<aggregation> <op> <number>" such as \'p(99)<500\'; ' +
+      'supported aggregations: avg, min, med, max, p(N)',
   ],
   [
     'ttft',
@@ -33,7 +34,8 @@ test.each([
 
 test('object objectives: unsupported keys list the supported ones; every problem at once', () => {
   expect(() => normalizeSpec({ ttft: { p75: 10 }, success_rate: { p99: 1 } } as never)).toThrow(
-    "Unsupported objective 'p75' for ttft (a duration): supported: p50, p90, p95, p99, p999, mean, max, minSamples\nUnsupported objective 'p99' for success_rate (a rate): supported: min, max",
+    "Unsupported objective 'p75' for ttft (a duration): supported: p50, p90, p95, p99, p999, mean, " +
+      "max, minSamples\nUnsupported objective 'p99' for success_rate (a rate): supported: min, max",
   )
 })
 

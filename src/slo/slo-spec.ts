@@ -1,46 +1,15 @@
 import { InvalidThresholdError } from '../common/errors.ts'
+import { type DurationObjectives, RATE_METRICS, type RateObjectives, type SloSpec } from '../options/slo-options.ts'
 
-/** Duration objectives in milliseconds; each passes when the observed value is at most the limit. */
-export interface DurationObjectives {
-  p50?: number
-  p90?: number
-  p95?: number
-  p99?: number
-  p999?: number
-  mean?: number
-  max?: number
-  /** Successful samples a percentile needs before it means anything. @default ⌈1 / (1 − p)⌉: p99 → 100 */
-  minSamples?: number
-}
-
-export interface RateObjectives {
-  min?: number
-  max?: number
-}
-
-/**
- * Run-level figures bounded by min/max (k6: 'rate>0.99', or 'value<32'). The peak_* ones are the servers'
- * own gauges from server-metrics.csv: the largest value any one worker reported during the run.
- */
-export const RATE_METRICS = [
-  'success_rate',
-  'request_throughput',
-  'output_token_throughput',
-  'goodput',
-  'peak_num_running_reqs',
-  'peak_num_queue_reqs',
-  'peak_token_usage',
-] as const
-export type RateMetric = (typeof RATE_METRICS)[number]
-
-/**
- * An SLO spec: record fields (ttft, pure_queue_time, total_latency, …) with duration objectives or
- * k6-style threshold strings, and run-level rates with bounds.
- * @example { ttft: { p99: 500 }, pure_queue_time: ['p(99)<50'], success_rate: { min: 0.99 } }
- */
-export type SloSpec = {
-  [field: string]: DurationObjectives | RateObjectives | readonly string[] | undefined
-}
+export {
+  type DurationObjectives,
+  RATE_METRICS,
+  type RateMetric,
+  type RateObjectives,
+  type RegressionSpec,
+  type SloMetric,
+  type SloSpec,
+} from '../options/slo-options.ts'
 
 export type Aggregation = 'p50' | 'p90' | 'p95' | 'p99' | 'p999' | 'mean' | 'max' | 'min' | 'rate' | `p(${string})`
 export type Comparator = '<' | '<=' | '>' | '>='
@@ -68,7 +37,9 @@ export function parseThreshold(field: string, text: string): Objective {
   const m = K6.exec(text)
   if (m === null)
     throw new InvalidThresholdError(
-      `Invalid threshold ${JSON.stringify(text)} for ${field}: expected "<aggregation> <op> <number>" such as ${rate ? "'rate>0.99'" : "'p(99)<500'"}; supported aggregations: ${rate ? 'rate' : DURATION_AGGREGATIONS}`,
+      `Invalid threshold ${JSON.stringify(text)} for ${field}: expected "<aggregation> <op> <number>" ` +
+        `such as ${rate ? "'rate>0.99'" : "'p(99)<500'"}; ` +
+        `supported aggregations: ${rate ? 'rate' : DURATION_AGGREGATIONS}`,
     )
   const [, agg, p, comparator, limit] = m as unknown as [string, string, string | undefined, Comparator, string]
   if (rate && agg !== 'rate' && agg !== 'value')
@@ -98,7 +69,10 @@ export function normalizeSpec(spec: SloSpec): Objective[] {
   if (typeof spec !== 'object' || spec === null) throw new TypeError(`Expected an SLO spec object, got ${typeof spec}`)
   const objectives: Objective[] = []
   const problems: string[] = []
-  for (const [field, value] of Object.entries(spec)) {
+  // checked at run time too: a spec from JSON or a cast reaches here unchecked by the compiler
+  for (const [field, value] of Object.entries(
+    spec as Record<string, DurationObjectives | RateObjectives | readonly string[] | undefined>,
+  )) {
     if (value === undefined) continue
     try {
       objectives.push(...fieldObjectives(field, value))
@@ -111,7 +85,7 @@ export function normalizeSpec(spec: SloSpec): Objective[] {
   return objectives
 }
 
-function fieldObjectives(field: string, value: NonNullable<SloSpec[string]>): Objective[] {
+function fieldObjectives(field: string, value: DurationObjectives | RateObjectives | readonly string[]): Objective[] {
   if (Array.isArray(value)) return value.map((t: string) => parseThreshold(field, t))
   const rate = (RATE_METRICS as readonly string[]).includes(field)
   const out: Objective[] = []
@@ -135,7 +109,8 @@ function fieldObjectives(field: string, value: NonNullable<SloSpec[string]>): Ob
     const percentile = PERCENTILE_KEYS[key]
     if (percentile === undefined && key !== 'mean' && key !== 'max')
       throw new InvalidThresholdError(
-        `Unsupported objective '${key}' for ${field} (a duration): supported: p50, p90, p95, p99, p999, mean, max, minSamples`,
+        `Unsupported objective '${key}' for ${field} (a duration): supported: p50, p90, p95, p99, p999, ` +
+          `mean, max, minSamples`,
       )
     const minSamples = (value as DurationObjectives).minSamples
     out.push({

@@ -13,10 +13,15 @@ export interface RunContext {
   server_info: Record<string, unknown> | undefined
   clock: { shared: boolean; note: string }
   warmup: { sent: number; failed: number }
-  /** Which tokenizer built the prompts: `hf` (a local tokenizer.json), `server` (its /tokenize) or `words` (lengths in words). */
+  /**
+   * Which tokenizer built the prompts: `hf` (a local tokenizer.json), `server` (its /tokenize) or `words` (lengths in
+   * words).
+   */
   tokenizer: { kind: 'hf' | 'server' | 'words'; source: string; special_tokens: number; prompts_as: 'ids' | 'text' }
   warnings: string[]
-  /** With the `slo` option: the fraction of all requests that succeeded within every per-request limit, and per second. */
+  /**
+   * With the `slo` option: the fraction of all requests that succeeded within every per-request limit, and per second.
+   */
   goodput: { fraction: number; per_second: number; slo: Record<string, unknown> } | null
   /** The servers' own gauges over the run (server-metrics.csv), or null with `metricsIntervalMs: 0`. */
   server_metrics: ServerMetricsSummary | null

@@ -8,14 +8,35 @@ export interface ConcurrencySummary {
   series: Array<[number, number]>
 }
 
+/** A span of time something was in the system: [start, end] in seconds since the run's start. */
+export type Interval = readonly [start: number, end: number]
+
+/** Each interval as +1 at its start and −1 at its end, in time order (an end before a start at one instant). */
+export function intervalEvents(intervals: readonly Interval[]): Array<[number, number]> {
+  const events: Array<[number, number]> = []
+  for (const [start, end] of intervals) events.push([start, 1], [end, -1])
+  return events.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+}
+
+/** How many intervals are open at each instant of `grid` (ascending): aligned series for the report's charts. */
+export function levelsOnGrid(intervals: readonly Interval[], grid: readonly number[]): number[] {
+  const events = intervalEvents(intervals)
+  const out: number[] = []
+  let level = 0
+  let i = 0
+  for (const t of grid) {
+    while (i < events.length && (events[i] as [number, number])[0] <= t) level += (events[i++] as [number, number])[1]
+    out.push(level)
+  }
+  return out
+}
+
 /** Concurrency over time, from each request's arrival_time and finish_time (client clock). */
 export function concurrencyOverTime(records: readonly RequestRecord[], maxPoints = 500): ConcurrencySummary {
-  const events: Array<[number, number]> = []
-  for (const r of records) {
-    // a request never sent (an abort) never entered the system
-    if (r.finish_time !== undefined) events.push([r.arrival_time, 1], [r.finish_time, -1])
-  }
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  // a request never sent (an abort) never entered the system
+  const events = intervalEvents(
+    records.flatMap((r) => (r.finish_time === undefined ? [] : [[r.arrival_time, r.finish_time] as const])),
+  )
   const series: Array<[number, number]> = []
   let level = 0
   let peak = 0

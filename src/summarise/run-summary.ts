@@ -1,4 +1,4 @@
-import { DURATION_COLUMNS } from '../record/columns.ts'
+import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { type ConcurrencySummary, concurrencyOverTime } from './concurrency.ts'
 import { type Distribution, distribution } from './distribution.ts'
@@ -117,7 +117,7 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
   for (const column of DURATION_COLUMNS) {
     const source = column === 'dispatch_lag' ? records : ok
     const values = source.flatMap((r) => (r[column] === undefined ? [] : [r[column]]))
-    const d = distribution(values, 1000)
+    const d = distribution(values, MS_PER_S)
     if (d !== undefined) metrics[column] = d
   }
   const lag = metrics.dispatch_lag

@@ -26,7 +26,8 @@ export async function resolveTokenizer(choice: TokenizerChoice, ctx: TokenizerCo
     const json = tokenizerJsonIn(choice)
     if (json === undefined)
       throw new DatasetError(
-        `\`tokenizer\`: expected a tokenizer.json or a model directory holding one, got ${JSON.stringify(choice)} (no such file)`,
+        `\`tokenizer\`: expected a tokenizer.json or a model directory holding one, got ${JSON.stringify(choice)} ` +
+          `(no such file)`,
       )
     return hfTokenizer(json)
   }

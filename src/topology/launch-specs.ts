@@ -23,7 +23,10 @@ export function gpusFor(t: ResolvedTopologyOptions, index: number): number[] {
   return all.slice(index * per, index * per + per)
 }
 
-/** The structured options under launch_server's flag names: the simulator takes the same ones (ignoring what a GPU needs). */
+/**
+ * The structured options under launch_server's flag names: the simulator takes the same ones (ignoring what a GPU
+ * needs).
+ */
 function mappedServerFlags(t: ResolvedTopologyOptions, port: number, keyFlag = true): string[] {
   const s = t.server
   return [
@@ -53,7 +56,9 @@ export function sglangWorkerArgv(t: ResolvedTopologyOptions, port: number): stri
   ]
 }
 
-/** The simulator gets the same mapped options, its own knobs and `sim.args` (not `server.args`, which are GPU-specific). */
+/**
+ * The simulator gets the same mapped options, its own knobs and `sim.args` (not `server.args`, which are GPU-specific).
+ */
 export function simWorkerArgv(t: ResolvedTopologyOptions, port: number, index: number): string[] {
   return [
     ...flag('--model-path', t.model),

@@ -5,13 +5,13 @@ import { launchWithFreePort } from '../launch/launch-with-port.ts'
 import type { StartedServer } from '../launch/started-server.ts'
 import { type Engine, routerSpec, type SpecContext, workerSpec } from './launch-specs.ts'
 import { StartedTopology } from './started-topology.ts'
-import type { ResolvedTopologyOptions } from './topology-options.ts'
+import { defaultEngine, type ResolvedTopologyOptions } from './topology-options.ts'
 import { TopologyWorker } from './topology-worker.ts'
 
 const ATTACH_TIMEOUT_MS = 60_000
 
 export function engineOf(t: ResolvedTopologyOptions, override: Engine | undefined): Engine {
-  return override ?? t.engine ?? (t.model === undefined ? 'sim' : 'sglang')
+  return override ?? defaultEngine(t)
 }
 
 /**

@@ -88,7 +88,8 @@ export class StartedTopology {
     const unknown = names.filter((n) => !this.workers.some((w) => w.name === n))
     if (unknown.length > 0)
       throw new Error(
-        `Unknown worker ${unknown.join(', ')} in topology ${this.name}; it has ${this.workers.map((w) => w.name).join(', ')}`,
+        `Unknown worker ${unknown.join(', ')} in topology ${this.name}; ` +
+          `it has ${this.workers.map((w) => w.name).join(', ')}`,
       )
     await Promise.all(this.workers.map((w) => (names.includes(w.name) ? w.fail() : w.restore())))
   }

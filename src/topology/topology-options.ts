@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { InvalidOptionError } from '../common/errors.ts'
 import { formatIssues } from '../common/format-issues.ts'
+import { ROUTER_POLICIES } from '../common/router-policies.ts'
 
 const positiveInt = z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' })
 const stringList = z.array(z.string({ error: 'expected a string' }), { error: 'expected an array of strings' })
@@ -23,9 +24,7 @@ const serverSchema = z.strictObject({
 const routerSchema = z.strictObject({
   /** sglang_router.launch_router's --policy (it has no shortest_queue). @default 'cache_aware' */
   policy: z
-    .enum(['cache_aware', 'round_robin', 'random', 'power_of_two'], {
-      error: "expected 'cache_aware', 'round_robin', 'random' or 'power_of_two'",
-    })
+    .enum(ROUTER_POLICIES, { error: `expected one of ${ROUTER_POLICIES.map((p) => `'${p}'`).join(', ')}` })
     .default('cache_aware'),
   args: stringList.default([]),
   env: env.default({}),
@@ -46,7 +45,10 @@ const simSchema = z.strictObject({
 })
 
 export const topologySchema = z.strictObject({
-  /** 'sglang' launches python -m sglang.launch_server; 'sim' the embedded simulator; 'attach' launches nothing; 'command' runs `command`. Default: 'sglang' when `model` is set, else 'sim'. */
+  /**
+   * 'sglang' launches python -m sglang.launch_server; 'sim' the embedded simulator; 'attach' launches nothing;
+   * 'command' runs `command`. Default: 'sglang' when `model` is set, else 'sim'.
+   */
   engine: z
     .enum(['sglang', 'sim', 'attach', 'command'], { error: "expected 'sglang', 'sim', 'attach' or 'command'" })
     .optional(),
@@ -112,21 +114,28 @@ export function validatePerfOptions(input: unknown): ResolvedPerfOptions {
   return parsed.data
 }
 
+/** The engine a topology runs on when none is named: SGLang for a model, else the simulator. */
+export function defaultEngine(t: ResolvedTopologyOptions): NonNullable<ResolvedTopologyOptions['engine']> {
+  return t.engine ?? (t.model === undefined ? 'sim' : 'sglang')
+}
+
 export function topologyProblems(path: string, t: ResolvedTopologyOptions): string[] {
   const problems: string[] = []
-  const engine = t.engine ?? (t.model === undefined ? 'sim' : 'sglang')
+  const engine = defaultEngine(t)
   if (engine === 'sglang' && t.model === undefined)
     problems.push(`\`${path}.model\`: expected a model path for engine 'sglang', got nothing`)
   if (engine === 'attach' && (t.urls === undefined || t.urls.length === 0) && t.routerUrl === undefined)
     problems.push(`\`${path}.urls\`: expected the URLs of running servers for engine 'attach', got nothing`)
   if (engine === 'command' && (t.command === undefined || !t.command.includes('{port}')))
     problems.push(
-      `\`${path}.command\`: expected a command line containing {port} for engine 'command', got ${t.command === undefined ? 'nothing' : JSON.stringify(t.command)}`,
+      `\`${path}.command\`: expected a command line containing {port} for engine 'command', ` +
+        `got ${t.command === undefined ? 'nothing' : JSON.stringify(t.command)}`,
     )
   const per = t.gpusPerWorker ?? t.server.tpSize ?? 1
   if (t.gpus !== undefined && engine === 'sglang' && t.gpus.length < per * t.workers)
     problems.push(
-      `\`${path}.gpus\`: expected at least ${per * t.workers} GPU ids (${t.workers} workers × ${per}), got ${t.gpus.length}`,
+      `\`${path}.gpus\`: expected at least ${per * t.workers} GPU ids (${t.workers} workers × ${per}), ` +
+        `got ${t.gpus.length}`,
     )
   return problems
 }

@@ -1,6 +1,9 @@
 export type CircuitState = 'closed' | 'open' | 'half_open'
 
-/** sglang-router's per-worker breaker: opens after N consecutive failures, half-opens after a timeout, closes after M successes. */
+/**
+ * sglang-router's per-worker breaker: opens after N consecutive failures, half-opens after a timeout, closes after M
+ * successes.
+ */
 export class CircuitBreaker {
   state: CircuitState = 'closed'
   #failures = 0

@@ -1,9 +1,10 @@
 import { z } from 'zod'
 import { InvalidOptionError } from '../../common/errors.ts'
+import { ROUTER_POLICIES } from '../../common/router-policies.ts'
 import { type FlagSpec, intFlag, numberFlag, parseFlags } from '../shared/parse-flags.ts'
 
 /** sglang_router's policies (and smg's least_load); SGLang's router has no shortest_queue, so neither do we. */
-export const POLICIES = ['cache_aware', 'round_robin', 'random', 'power_of_two', 'least_load'] as const
+export const POLICIES = [...ROUTER_POLICIES, 'least_load'] as const
 
 const STRING_FLAGS = [
   'host',

@@ -68,20 +68,18 @@ async function handleWorkers(
 ): Promise<void> {
   const id = decodeURIComponent(url.pathname.slice('/workers/'.length))
   if (url.pathname === '/workers' && method === 'GET') {
-    const workers = registry
-      .list()
-      .map((w) => ({
-        id: w.id,
-        url: w.url,
-        model_id: 'default',
-        priority: 50,
-        cost: 1,
-        worker_type: 'regular',
-        is_healthy: w.healthy,
-        load: w.inFlight,
-        connection_mode: 'http',
-        circuit_breaker: w.breaker.state,
-      }))
+    const workers = registry.list().map((w) => ({
+      id: w.id,
+      url: w.url,
+      model_id: 'default',
+      priority: 50,
+      cost: 1,
+      worker_type: 'regular',
+      is_healthy: w.healthy,
+      load: w.inFlight,
+      connection_mode: 'http',
+      circuit_breaker: w.breaker.state,
+    }))
     return sendJson(res, 200, {
       workers,
       total: workers.length,
@@ -160,7 +158,9 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
   const registry = new WorkerRegistry(cfg, metrics, log)
   for (const url of cfg.workerUrls) registry.add(url)
   log(
-    `Worker initialization job submitted (will complete in background): ${cfg.workerUrls.join(', ') || '(no workers yet)'}`,
+    `Worker initialization job submitted (will complete in background): ${
+      cfg.workerUrls.join(', ') || '(no workers yet)'
+    }`,
   )
   const fwd: ForwardContext = { cfg, policy: makePolicy(cfg), metrics, workers: () => registry.list() }
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {

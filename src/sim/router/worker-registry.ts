@@ -26,7 +26,9 @@ export class WorkerRegistry {
     return this.#workers.get(id) ?? this.list().find((w) => w.url === id)
   }
 
-  /** Registers a worker and waits for its first healthy probe in the background, as the real router's job queue does. */
+  /**
+   * Registers a worker and waits for its first healthy probe in the background, as the real router's job queue does.
+   */
   add(url: string): RouterWorker {
     const existing = this.list().find((w) => w.url === url)
     if (existing !== undefined) return existing

@@ -45,7 +45,8 @@ export function parseFlags<S extends z.ZodType>(
     values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values
   } catch (err) {
     throw new InvalidOptionError(`${command} flags`, [
-      `${(err as Error).message.replace(/\. To specify.*$/su, '')}. Run \`vitest-llm-perf ${command} --help\` for the flags.`,
+      `${(err as Error).message.replace(/\. To specify.*$/su, '')}. Run \`vitest-llm-perf ${command} ` +
+        `--help\` for the flags.`,
     ])
   }
   const ignored = Object.keys(IGNORED_SGLANG_FLAGS)

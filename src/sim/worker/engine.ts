@@ -66,7 +66,9 @@ export class SimEngine {
       return {
         ok: false,
         status: 400,
-        message: `The input (${req.promptIds.length} tokens) plus max_new_tokens exceeds the KV cache capacity (${this.#cfg.maxTotalTokens} tokens).`,
+        message:
+          `The input (${req.promptIds.length} tokens) plus max_new_tokens exceeds the KV cache capacity ` +
+          `(${this.#cfg.maxTotalTokens} tokens).`,
       }
     }
     if (this.#cfg.maxQueuedRequests !== undefined && this.#waiting.length >= this.#cfg.maxQueuedRequests) {
@@ -114,6 +116,8 @@ export class SimEngine {
       }
     }
     const durationMs = this.#stepMs(prefill, decode) / this.#cfg.speed
+    const lostMs = nowMs - MAX_CATCH_UP_MS - this.#virtualEndMs
+    if (lostMs > 0) this.#metrics?.fellBehind(lostMs / 1000)
     const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
     this.#virtualEndMs = virtualStart + durationMs
     setTimeout(() => this.#endStep(prefill, decode), Math.max(0, this.#virtualEndMs - nowMs))

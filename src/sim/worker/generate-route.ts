@@ -56,11 +56,11 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   if (stream) startSse(res)
   const problem = validate(body) ?? (state.engine.has(rid) ? `Duplicate request ID detected: ${rid}` : undefined)
   if (problem !== undefined) return fail(400, problem)
-  const seq = state.nextSeq()
-  if (state.injectsError(seq)) return fail(500, 'Internal server error (injected by --fault-error-rate)')
   const sp = (body['sampling_params'] ?? {}) as Body
   const promptIds =
     typeof body['text'] === 'string' ? state.tokenizer.encode(body['text']) : (body['input_ids'] as number[])
+  const seq = state.keyOf(promptIds)
+  if (state.injectsError(seq)) return fail(500, 'Internal server error (injected by --fault-error-rate)')
   const payloads = new GeneratePayloads(state, rid, epochNowMs() / 1000)
   let done = false
   const simReq = state.newRequest({

@@ -60,7 +60,10 @@ export class GeneratePayloads {
     return interval === 1 || generated % interval === 1
   }
 
-  /** Serialise it at once: `output_ids` is the live, growing array, not copied per chunk (at 500 streams that copy is garbage the simulator collects while it should be stepping). */
+  /**
+   * Serialise it at once: `output_ids` is the live, growing array, not copied per chunk (at 500 streams that copy is
+   * garbage the simulator collects while it should be stepping).
+   */
   payload(req: SimRequest, finish: FinishReason | undefined): Record<string, unknown> {
     this.#out.catchUp(req.generated)
     const incremental = this.#state.config.incremental

@@ -72,7 +72,8 @@ export function loads(state: WorkerState): Record<string, unknown> {
 }
 
 const FLUSHED =
-  'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting requests, the operation will not be performed.)\n'
+  'Cache flushed.\nPlease check backend logs for more details. (When there are running or waiting ' +
+  'requests, the operation will not be performed.)\n'
 
 /** GET or POST /flush_cache, with SGLang's refusals while busy and its optional ?timeout= wait. */
 export async function handleFlushCache(state: WorkerState, url: URL, res: ServerResponse): Promise<void> {

@@ -74,7 +74,7 @@ export async function handleOpenAi(
   const includeUsage = (body['stream_options'] as Body | undefined)?.['include_usage'] === true
   const rid = typeof body['rid'] === 'string' ? body['rid'] : randomUUID().replaceAll('-', '')
   if (state.engine.has(rid)) return sendJson(res, 400, errorBody(`Duplicate request ID detected: ${rid}`, 400))
-  const seq = state.nextSeq()
+  const seq = state.keyOf(ids)
   if (state.injectsError(seq))
     return sendJson(res, 500, errorBody('Internal server error (injected by --fault-error-rate)', 500))
   const model = state.config.servedModelName

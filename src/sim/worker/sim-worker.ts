@@ -49,7 +49,8 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
   const config = resolveWorkerConfig(argv)
   const state = new WorkerState(config)
   log(
-    `Simulated SGLang worker: profile=${config.profile.name} (${config.profile.description}), speed=${config.speed}, seed=${config.seed}`,
+    `Simulated SGLang worker: profile=${config.profile.name} (${config.profile.description}), speed=${config.speed}, ` +
+      `seed=${config.seed}`,
   )
   if (config.ignored.length > 0) log(`Ignored by the simulator: ${config.ignored.join(' ')}`)
   log('Load weight begin (simulated).')

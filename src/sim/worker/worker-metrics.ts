@@ -29,6 +29,7 @@ export class WorkerMetrics {
   readonly #cachedTokens: Counter
   readonly #requests: Counter
   readonly #aborted: Counter
+  readonly #fellBehind: Counter
 
   constructor(modelName: string) {
     this.#labels = { model_name: modelName, engine_type: 'unified', tp_rank: '0', pp_rank: '0' }
@@ -67,6 +68,12 @@ export class WorkerMetrics {
     ])
     this.#requests = counter('sglang:num_requests_total', 'Number of requests processed.')
     this.#aborted = counter('sglang:num_aborted_requests_total', 'Number of requests aborted.')
+    // the simulator's own: time its steps ran late beyond what the virtual timeline catches up (a busy CPU)
+    this.#fellBehind = new Counter({
+      name: 'llmperf_sim:fell_behind_seconds_total',
+      help: 'Time the simulated engine fell behind its profile because its process did not get the CPU.',
+      registers: r,
+    })
     for (const m of [this.#running, this.#queued, this.#tokenUsage, this.#cacheHitRate]) m.set(this.#labels, 0)
   }
 
@@ -75,6 +82,10 @@ export class WorkerMetrics {
     this.#queued.set(this.#labels, queued)
     this.#tokenUsage.set(this.#labels, tokenUsage)
   }
+  fellBehind(s: number): void {
+    this.#fellBehind.inc(s)
+  }
+
   observeQueueTime(s: number): void {
     this.#queueTime.observe(this.#labels, s)
   }

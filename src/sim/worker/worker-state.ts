@@ -12,7 +12,7 @@ const UNLIMITED_CAP = 4096
 
 export interface NewRequest {
   rid: string
-  /** Arrival order at this worker: what seeded draws key on, so the same seed and load behave alike. */
+  /** The request's key (its prompt's hash): what seeded draws key on, so the same seed and load behave alike. */
   seq: number
   promptIds: number[]
   maxNewTokens: number | null
@@ -29,7 +29,6 @@ export class WorkerState {
   readonly tokenizer: SimTokenizer
   status: 'starting' | 'up' = 'starting'
   flushInProgress = false
-  #seq = 0
 
   constructor(config: WorkerConfig) {
     this.config = config
@@ -49,12 +48,17 @@ export class WorkerState {
     )
   }
 
-  /** The next arrival's sequence number. */
-  nextSeq(): number {
-    return this.#seq++
+  /**
+   * A request's key for seeded draws: its prompt's hash. Keyed on arrival order instead, two requests sent
+   * at once swapped outcomes whenever their connections raced (the same seed did not fail the same requests).
+   */
+  keyOf(promptIds: readonly number[]): number {
+    let h = 0x811c9dc5
+    for (const id of promptIds) h = Math.imul(h ^ id, 0x01000193)
+    return h >>> 0
   }
 
-  /** A per-request draw in [0, 1), fixed by the seed and the arrival order: same seed and load, same draws. */
+  /** A per-request draw in [0, 1), fixed by the seed and the request's key: same seed and load, same draws. */
   draw(seq: number, salt: number): number {
     const h = Math.imul(hashString(`${seq}:${salt}`) ^ this.config.seed, 0x85ebca6b) >>> 0
     return (Math.imul(h ^ (h >>> 15), 0x2c1b3c6d) >>> 0) / 0x100000000

@@ -72,3 +72,33 @@ export const DURATION_COLUMNS = [
 ] as const
 
 export type DurationColumn = (typeof DURATION_COLUMNS)[number]
+
+/** Durations are seconds in requests.csv and milliseconds in summaries, objectives, messages and reports. */
+export const MS_PER_S = 1000
+
+const DURATIONS = new Set<string>(DURATION_COLUMNS)
+
+/** What a field's CSV value is multiplied by for summaries and objectives: MS_PER_S for durations, else 1. */
+export const fieldScale = (field: string): number => (DURATIONS.has(field) ? MS_PER_S : 1)
+
+/** Columns whose cells are not numbers: everything else can carry an objective. */
+const TEXT_COLUMNS = [
+  'req_id',
+  'success',
+  'error',
+  'host',
+  'has_generated_text',
+  'finish_reason',
+  'error_type',
+  'server_timestamps',
+  'warning',
+] as const
+
+type TextColumn = (typeof TEXT_COLUMNS)[number]
+
+/** requests.csv's numeric columns: what a duration objective of `toMeetSlo` may name. */
+export type NumericColumn = Exclude<(typeof CSV_COLUMNS)[number], TextColumn>
+
+export const NUMERIC_COLUMNS = CSV_COLUMNS.filter(
+  (c): c is NumericColumn => !(TEXT_COLUMNS as readonly string[]).includes(c),
+)

@@ -1,0 +1,51 @@
+// Named for what it checks, not for its module: `npx vitest perf` selects every file whose path contains "perf".
+import { expect, test } from 'vitest'
+import { rowCells, type TableRow } from './perf-reporter.ts'
+import type { CompactSummary } from './task-meta.ts'
+
+const run = (extra: Partial<CompactSummary> = {}): CompactSummary => ({
+  name: undefined,
+  target_rate: 50,
+  requests: 100,
+  success_rate: 1,
+  ttft_p50: 10,
+  ttft_p99: 20,
+  total_latency_p99: 30,
+  pure_queue_time_p99: 1,
+  request_throughput: 49.5,
+  output_token_throughput: 3000,
+  csv: '/x/requests.csv',
+  lengths: 'tokens',
+  slo: [],
+  ...extra,
+})
+const sloCell = (row: TableRow): string => rowCells(row).at(-1) as string
+
+test.each([
+  ['no SLO, passed', { test: 't', state: 'passed', run: run() }, '—'],
+  ['no SLO, its own assertions failed', { test: 't', state: 'failed', run: run() }, '—'],
+  ['SLO held', { test: 't', state: 'passed', run: run({ slo: ['✓ ttft p99'] }) }, '✓ ttft p99'],
+  [
+    'SLO missed',
+    { test: 't', state: 'failed', run: run({ slo: ['✗ ttft p99', '✓ success_rate'] }) },
+    '✗ ttft p99 ✓ success_rate',
+  ],
+  ['a spec with a typo', { test: 't', state: 'failed', run: run({ slo: ['error'] }) }, 'error'],
+  [
+    'an invalid run',
+    {
+      test: 't',
+      state: 'skipped',
+      run: run({ invalid: 'the load generator fell behind: dispatch lag p99 30.5 ms > 25 ms' }),
+    },
+    'invalid (the load generator fell behind: dispatch lag p99 30.5 ms > 25 ms)',
+  ],
+] as const)('the SLO column for %s', (_, row, expected) => {
+  expect(sloCell(row as TableRow)).toBe(expected)
+})
+
+test('a run whose lengths are words says so beside its name', () => {
+  expect(rowCells({ test: 'mixed', state: 'passed', run: run({ lengths: 'words' }) })[0]).toBe(
+    '✓ mixed (lengths in words: no tokenizer)',
+  )
+})
