@@ -1,3 +1,6 @@
+// first: on too old a Node, one clear line and exit before anything else loads
+import './node-guard.ts'
+
 export { CSV_COLUMNS, DESIGN_COLUMNS, EXTRA_COLUMNS } from './common/columns.ts'
 export type { LlmPerfErrorCode } from './common/errors.ts'
 export {

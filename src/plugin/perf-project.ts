@@ -4,6 +4,7 @@ import type { Plugin } from 'vite'
 import type { TestProjectInlineConfiguration } from 'vitest/config'
 import { type PerfOptions, validatePerfOptions } from '../topology/topology-options.ts'
 import { PerfReporter } from './perf-reporter.ts'
+import { runsAsJob } from './runs-as-job.ts'
 import { siblingFile } from './sibling-file.ts'
 
 /** Global teardown stops GPU servers gracefully; Vitest's 10 s default is too short for that. */
@@ -15,6 +16,8 @@ function llmPerfPlugin(projectName: string): Plugin {
     configureVitest({ vitest, project }) {
       if (project.name !== projectName) return
       vitest.config.teardownTimeout = Math.max(vitest.config.teardownTimeout, TEARDOWN_TIMEOUT_MS)
+      // a perf run is a job: it ends after the run (exit code = the suites' verdict) unless --watch is asked for
+      if (vitest.config.watch && runsAsJob(process.argv, projectName)) vitest.config.watch = false
       if (!vitest.config.reporters.some((r) => r instanceof PerfReporter))
         vitest.config.reporters.push(new PerfReporter() as never)
     },

@@ -9,7 +9,8 @@ export function progressPrinter(
   let last = 0
   return (line, done) => {
     if (interactive) {
-      out.write(`\r\u001b[K${line}${done ? '\n' : ''}`)
+      // a line longer than the terminal wraps, and `\r` then rewrites only its last row: cut it to fit
+      out.write(`\r\u001b[K${fitToWidth(line, out.columns)}${done ? '\n' : ''}`)
       return
     }
     const now = Date.now()
@@ -17,4 +18,11 @@ export function progressPrinter(
     last = now
     out.write(`${line}\n`)
   }
+}
+
+/** The line cut to `columns − 1` characters (an ellipsis marks the cut), so it never wraps. */
+export function fitToWidth(line: string, columns: number | undefined): string {
+  if (columns === undefined || columns <= 1) return line
+  const chars = [...line]
+  return chars.length < columns ? line : `${chars.slice(0, columns - 2).join('')}…`
 }
