@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { interceptors, Pool } from 'undici'
+import { Pool } from 'undici'
 import { startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
@@ -78,7 +78,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       ),
     ]
     const send = {
-      pool: pool.compose(interceptors.decompress()),
+      pool,
       maxLineBytes: opts.maxLineBytes,
       secrets,
       api: opts.api,

@@ -56,6 +56,8 @@ export function classifyError(
   const e = err as { code?: string; name?: string; message?: string; cause?: { code?: string } }
   const code = e.code ?? e.cause?.code
   // undici's HTTP parser: a response that is not valid HTTP
+  if (code?.startsWith('Z_') === true)
+    return { type: 'malformed', message: `a compressed body that does not decode (${code}): ${e.message ?? ''}` }
   if (e.name === 'HTTPParserError' || code?.startsWith('HPE_') === true)
     return {
       type: 'malformed',

@@ -1,3 +1,5 @@
+import { pipeline, type Readable, type Transform } from 'node:stream'
+import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib'
 import { createParser, type ParseError } from 'eventsource-parser'
 import type { Dispatcher } from 'undici'
 import { WORKER_HEADER } from '../common/worker-header.ts'
@@ -15,7 +17,6 @@ import type { Observation } from './observation.ts'
 import { API_PATHS, type Api } from './request-body.ts'
 
 export interface SendContext {
-  /** The target's pool, composed with undici's decompress interceptor (a server may gzip unasked). */
   pool: Dispatcher
   api: Api
   stream: boolean
@@ -73,8 +74,9 @@ export async function sendRequest(
       throw new HttpStatusError(res.statusCode, errorDetail(text))
     }
     const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream')
-    if (ctx.stream && isSse) await readEventStream(ctx, res.body, obs)
-    else interpretPayload(ctx.api, JSON.parse(await res.body.text()), obs, ctx.nowMs())
+    const content = decoded(res.body, res.headers['content-encoding'])
+    if (ctx.stream && isSse) await readEventStream(ctx, content, obs)
+    else interpretPayload(ctx.api, JSON.parse(await text(content)), obs, ctx.nowMs())
     if (!obs.hasGeneratedText && !(obs.completionTokens! > 0) && obs.finishReason === undefined) {
       throw new EmptyResponseError(
         'the response carried no generated token and no finish reason ' +
@@ -148,6 +150,37 @@ async function readEventStream(
   if (failure === undefined && !done) parser.reset({ consume: true })
   if (failure !== undefined) throw failure
   if (!done) throw new IncompleteStreamError(`stream ended without [DONE] after ${obs.chunks} chunks`)
+}
+
+const DECODERS: Record<string, () => Transform> = {
+  gzip: createGunzip,
+  'x-gzip': createGunzip,
+  deflate: createInflate,
+  br: createBrotliDecompress,
+  zstd: createZstdDecompress,
+}
+
+/**
+ * The body as sent, decoded where the server compressed it although no Accept-Encoding asked for that
+ * (Node's zlib; undici's decompress interceptor would do it too, but prints an experimental warning).
+ */
+function decoded(body: Readable, encoding: string | string[] | undefined): Readable {
+  const name = String(encoding ?? 'identity')
+    .trim()
+    .toLowerCase()
+  const make = DECODERS[name]
+  if (name === 'identity' || name === '') return body
+  if (make === undefined)
+    throw new PayloadError(`the response body is compressed as ${JSON.stringify(name)}, which the client cannot decode`)
+  // pipeline: closing the decoded stream (at [DONE], or on an error) closes the response too
+  return pipeline(body, make(), () => {})
+}
+
+async function text(body: Readable): Promise<string> {
+  let out = ''
+  body.setEncoding('utf8')
+  for await (const chunk of body) out += chunk as string
+  return out
 }
 
 /**
