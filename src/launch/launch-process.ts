@@ -85,7 +85,16 @@ export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
   const result = await exit
   await sleep(50)
   await server.stop()
-  const how = result.signal !== undefined ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`
+  // a command that could not start at all has no exit code: say why (execa's code: ENOENT, EACCES)
+  const cause = (result as { code?: string }).code
+  const how =
+    cause === 'ENOENT'
+      ? `could not start: no such file ${spec.command}`
+      : cause === 'EACCES'
+        ? `could not start: ${spec.command} is not executable`
+        : result.signal !== undefined
+          ? `was killed by ${result.signal}`
+          : `exited with code ${result.exitCode}`
   throw new ServerStartError(
     'LLMPERF_SERVER_EXITED',
     `${spec.name} ${how} before it was ready (${spec.url}${spec.readiness.path}). Log: ${spec.logFile}`,

@@ -23,7 +23,11 @@ test.each([
     { requests: 1, api: 'chat', dataset: { kind: 'random', inputLen: 8, outputLen: 8, tokenized: true } },
     "`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'",
   ],
-  [{ requests: 1, rat: 5 }, '`(options)`: Unrecognized key: "rat"'],
+  [{ requests: 1, rat: 5 }, '`rat`: unknown option `rat` (did you mean `rate`?)'],
+  [
+    { requests: 1, dataset: { kind: 'random', inputLen: 8, outputLen: 8, inputlen: 3 } },
+    '`dataset.inputlen`: unknown option `inputlen`',
+  ],
 ])('%j → %s', (options, message) => {
   expect(() => validateBenchOptions(options)).toThrow(message)
 })

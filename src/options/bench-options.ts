@@ -146,7 +146,12 @@ export type ResolvedBenchOptions = z.output<typeof benchOptionsSchema> & { reque
 /** Validates every option at once and throws an InvalidOptionError listing each problem. */
 export function validateBenchOptions(input: unknown): z.output<typeof benchOptionsSchema> {
   const parsed = benchOptionsSchema.safeParse(input ?? {}, { reportInput: true })
-  if (!parsed.success) throw new InvalidOptionError('benchRequests options', formatIssues(parsed.error.issues))
+  if (!parsed.success) {
+    throw new InvalidOptionError(
+      'benchRequests options',
+      formatIssues(parsed.error.issues, benchOptionsSchema.keyof().options),
+    )
+  }
   const opts = parsed.data
   const problems: string[] = []
   if (opts.arrival !== 'gamma' && (input as { burstiness?: unknown }).burstiness !== undefined) {

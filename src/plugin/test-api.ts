@@ -1,4 +1,5 @@
 import { test as base, inject } from 'vitest'
+import { InvalidOptionError } from '../common/errors.ts'
 import { benchRequests as runBench } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
@@ -38,11 +39,14 @@ function extendTest() {
       let runs = 0
       const logged = new Set<string>()
       return async (target: BenchTarget & { logFiles?: string[] }, options: BenchOptions): Promise<BenchRun> => {
-        // the servers' logs, named by path (not copied: GPU logs are large); reporters show them on failure
-        for (const path of target.logFiles ?? []) {
-          if (logged.has(path)) continue
-          logged.add(path)
-          await annotate(`server log ${path}`, 'llm-perf:log')
+        // the servers' logs, named by path (not copied: GPU logs are large); reporters show them on failure.
+        // Not for bad options: nothing was sent, so no server has anything to say about it.
+        const annotateLogs = async (): Promise<void> => {
+          for (const path of target.logFiles ?? []) {
+            if (logged.has(path)) continue
+            logged.add(path)
+            await annotate(`server log ${path}`, 'llm-perf:log')
+          }
         }
         const dir = claimArtifactDir(
           testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name),
@@ -54,7 +58,11 @@ function extendTest() {
           onProgress: (p) => postProgress(llmPerf, task.name, p),
           ...options,
           outDir,
+        }).catch(async (err: unknown) => {
+          if (!(err instanceof InvalidOptionError)) await annotateLogs()
+          throw err
         })
+        await annotateLogs()
         // a machine that could not hold the load says nothing about the server: the test skips, saying why
         // (with rate Infinity every request is due at once, so lateness is the point, not a fault)
         const unbounded = run.summary.target_rate === null
