@@ -110,7 +110,7 @@ table{border-collapse:collapse}td,th{padding:2px 10px;text-align:right;border-bo
 td:first-child,th:first-child{text-align:left}
 #legend span{margin-right:14px;white-space:nowrap}
 #legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
-.chart{width:100%;min-height:300px}
+.chart{width:100%;min-height:300px;margin-bottom:28px}
 </style></head><body>
 <h1>${esc(title)}</h1>
 ${facts(summary)}

@@ -36,21 +36,32 @@ function drawTimeline(canvas) {
       ctx.fillStyle = color; ctx.fillRect(x(t0), y, Math.max(x(t1) - x(t0), 0.5), h);
     }
     if (!R.ok[i]) {
+      // a failure is a red bar over its whole time in the system, at least 4 px wide and 3 px high: visible
+      const from = x(R.arrival[i]), to = x(R.finish[i] ?? R.arrival[i]);
       ctx.fillStyle = '#cc0000';
-      ctx.fillRect(x(R.finish[i] ?? R.arrival[i]) - 1.5, y, 3, Math.max(h, 2));
+      ctx.fillRect(Math.min(from, to - 4), y, Math.max(to - from, 4), Math.max(h, 3));
     }
   }
   ctx.fillStyle = '#333'; ctx.font = '11px sans-serif';
-  for (let k = 0; k <= 5; k++) { const t = (end * k) / 5; ctx.fillText(t.toFixed(2) + ' s', x(t) - 12, height - 6); }
+  for (let k = 0; k <= 5; k++) {
+    const t = (end * k) / 5, label = t.toFixed(2) + ' s';
+    // the last tick ends at the plot's right edge instead of running past it
+    ctx.textAlign = k === 0 ? 'left' : k === 5 ? 'right' : 'center';
+    ctx.fillText(label, k === 5 ? width - right : x(t), height - 6);
+  }
+  ctx.textAlign = 'left';
   ctx.save(); ctx.translate(12, height / 2); ctx.rotate(-Math.PI / 2);
   ctx.fillText('requests by arrival', -50, 0); ctx.restore();
   canvas.dataset.drawn = String(n);
 }
 function chart(el, title, data, series, opts) {
   const width = el.clientWidth || 600;
-  const base = { title, width, height: 260, series: [{}].concat(series), axes: [{}, {}] };
+  // a static page: the legend names the series; uPlot's live "Value: --" readouts only appear on hover
+  const base = { title, width, height: 260, series: [{}].concat(series), axes: [{}, {}], legend: { live: false } };
   return new uPlot(Object.assign(base, opts || {}), data, el);
 }
+/** Tick steps for counts: whole numbers only. */
+const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
 const PALETTE = ['#3c78d8', '#e69138', '#6aa84f', '#8e7cc3', '#cc0000', '#45818e', '#999999', '#bf9000'];
 function percentileChart(el, title, names) {
   names = names.filter((k) => D.percentiles.series[k] !== undefined);
@@ -92,8 +103,9 @@ function hostsChart(el) {
   const name = (s) => (Number.isInteger(s) && D.hosts.name[s] !== undefined ? D.hosts.name[s] : '');
   const names = (u, splits) => splits.map(name);
   chart(el, 'Requests per worker', [idx, D.hosts.count], [bars],
-    { scales: { x: { time: false, range: [-0.5, idx.length - 0.5] } },
-      axes: [{ values: names, space: 10 }, { label: 'requests' }] });
+    // bars start at zero, so their heights compare; a few ticks, not one per request
+    { scales: { x: { time: false, range: [-0.5, idx.length - 0.5] }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+      axes: [{ values: names, splits: () => idx }, { label: 'requests', incrs: COUNT_STEPS }] });
 }
 legend(document.getElementById('legend'));
 drawTimeline(document.getElementById('timeline'));
