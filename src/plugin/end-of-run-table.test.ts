@@ -1,6 +1,6 @@
 // Named for what it checks, not for its module: `npx vitest perf` selects every file whose path contains "perf".
 import { expect, test } from 'vitest'
-import { rowCells, type TableRow } from './perf-reporter.ts'
+import { rowCells, type TableRow, textTable } from './perf-reporter.ts'
 import type { CompactSummary } from './task-meta.ts'
 
 const run = (extra: Partial<CompactSummary> = {}): CompactSummary => ({
@@ -48,4 +48,19 @@ test('a run whose lengths are words says so beside its name', () => {
   expect(rowCells({ test: 'mixed', state: 'passed', run: run({ lengths: 'words' }) })[0]).toBe(
     '✓ mixed (lengths in words: no tokenizer)',
   )
+})
+
+test('on a 100-column terminal no line of the table is longer than 100 characters; verdicts go below their row', () => {
+  const long =
+    'max_running_requests sweep: throughput rises with the batch limit until it saturates, per-token latency with it'
+  const rows: TableRow[] = [
+    { test: long, state: 'passed', run: run({ name: 'max_running_requests=512' }) },
+    { test: 'node', state: 'failed', run: run({ slo: ['✗ ttft p99', '✓ pure_queue_time p99', '✓ success_rate'] }) },
+  ]
+  const lines = textTable(rows, 100).split('\n')
+  for (const l of lines) expect([...l].length, l).toBeLessThanOrEqual(100)
+  expect(lines[1]).toMatch(/^✓ max_runn\S*…/u)
+  expect(lines.at(-1)).toBe('    SLO: ✗ ttft p99 ✓ pure_queue_time p99 ✓ success_rate')
+  // without a width (a pipe, CI), the table is as wide as it needs
+  expect(textTable(rows).split('\n')[1]).toContain(long)
 })

@@ -45,19 +45,46 @@ export function rowCells(r: TableRow): string[] {
   ]
 }
 
-/** The end-of-run table as aligned text (times in ms). */
-export function textTable(rows: readonly TableRow[]): string {
+const cut = (v: string, width: number): string =>
+  [...v].length <= width ? v : `${[...v].slice(0, width - 1).join('')}…`
+
+/** Words of `text` in lines of at most `width` characters, each after `indent`. */
+function wrap(text: string, width: number, indent: string): string[] {
+  const lines: string[] = []
+  let line = ''
+  for (const word of text.split(' ')) {
+    if (line !== '' && indent.length + line.length + 1 + word.length > width) {
+      lines.push(indent + line)
+      line = word
+    } else line = line === '' ? word : `${line} ${word}`
+  }
+  if (line !== '') lines.push(indent + line)
+  return lines
+}
+
+/**
+ * The end-of-run table as aligned text (times in ms). Given the terminal's width, a row never wraps: test
+ * names are cut to fit beside the figures, and the SLO verdicts go on a line of their own below the row.
+ */
+export function textTable(rows: readonly TableRow[], columns?: number): string {
   const cells = [COLUMNS as readonly string[], ...rows.map(rowCells)]
-  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((c) => (c[i] as string).length)))
+  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((c) => [...(c[i] as string)].length)))
+  const line = (c: readonly string[], w: readonly number[]): string =>
+    c
+      .map((v, i) => (i === 0 || i === c.length - 1 ? v.padEnd(w[i] as number) : v.padStart(w[i] as number)))
+      .join('  ')
+      .trimEnd()
+  const full = cells.map((c) => line(c, widths))
+  if (columns === undefined || full.every((l) => [...l].length <= columns)) return full.join('\n')
+  const figures = widths.slice(1, -1).reduce((a, w) => a + w + 2, 0)
+  const nameWidth = Math.max(12, columns - figures - 1)
+  const narrow = [nameWidth, ...widths.slice(1, -1)]
   return cells
-    .map((c) =>
-      c
-        .map((v, i) =>
-          i === 0 || i === c.length - 1 ? v.padEnd(widths[i] as number) : v.padStart(widths[i] as number),
-        )
-        .join('  ')
-        .trimEnd(),
-    )
+    .flatMap((c, row) => {
+      const head = line([cut(c[0] as string, nameWidth), ...c.slice(1, -1)], narrow)
+      const slo = c.at(-1) as string
+      return row === 0 || slo === '—' ? [head] : [head, ...wrap(`SLO: ${slo}`, columns, '    ')]
+    })
     .join('\n')
 }
 
@@ -89,7 +116,7 @@ export class PerfReporter implements Reporter {
       }
     }
     if (rows.length === 0) return
-    const text = `\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows)}\n`
+    const text = `\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows, process.stdout.isTTY ? process.stdout.columns : undefined)}\n`
     if (this.#vitest !== undefined) this.#vitest.logger.log(text)
     else process.stdout.write(`${text}\n`)
     const dir = resolve(this.#vitest?.config.root ?? process.cwd(), '.vitest', 'llm-perf')
