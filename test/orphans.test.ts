@@ -77,6 +77,9 @@ test('a setup that throws half-way stops what it started, and says why', async (
   expect(result.exitCode).not.toBe(0)
   expect(result.all).toContain('broken/worker-1 exited with code 1 before it was ready')
   expect(result.all).toContain('stand-in crash at start')
+  // one clear message, not Vitest's "No test files found" before it
+  expect(result.all).toContain("[llm-perf] could not start the perf project's topologies (LLMPERF_SERVER_EXITED)")
+  expect(result.all).not.toContain('No test files found')
   expect(clean, `left: ${left.join(', ')}`).toBe(true)
 })
 

@@ -1,5 +1,6 @@
 import { join, resolve } from 'node:path'
 import type { TestProject } from 'vitest/node'
+import { LlmPerfError } from '../common/errors.ts'
 import { processReaper, sweepLeftovers } from '../launch/reaper.ts'
 import { startTopology } from '../topology/start-topology.ts'
 import type { StartedTopology } from '../topology/started-topology.ts'
@@ -51,6 +52,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
   } catch (err) {
     await stopAll()
+    // thrown, Vitest would print "No test files found, exiting with code 1" and a stack of its own first:
+    // in a run (not watch mode) a start failure is one clear message and exit code 1
+    if (project.vitest.config.watch === false && err instanceof LlmPerfError) {
+      process.stderr.write(
+        `\n[llm-perf] could not start the perf project's topologies (${err.code}):\n${err.message}\n`,
+      )
+      process.exit(1)
+    }
     throw err
   }
   const control = await startControlServer(started, progressPrinter())
