@@ -3,19 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
-import { type FixtureServer, startFixtureServer } from './helpers/fixture-server.ts'
+import { type FixtureServer, startFixtureServer, withServer } from './helpers/fixture-server.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-client-'))
 
-/** Runs `body` against the named fixture server, stopping it afterwards whatever happens. */
-async function withServer(name: string, body: (url: string) => Promise<void>): Promise<void> {
-  const server = await startFixtureServer(name)
-  try {
-    await body(server.url)
-  } finally {
-    await server.stop()
-  }
-}
 const one = {
   requests: 1,
   tokenizer: 'words',

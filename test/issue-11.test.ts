@@ -7,7 +7,7 @@ import { request } from 'undici'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
-import { startFixtureServer } from './helpers/fixture-server.ts'
+import { withServer } from './helpers/fixture-server.ts'
 
 // The reliability and security audit (issue 11): each finding as a user would meet it, with real processes and sockets.
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-i11-'))
@@ -15,15 +15,6 @@ const one = {
   requests: 1,
   tokenizer: 'words',
   dataset: { kind: 'custom' as const, items: [{ prompt: 'hello there', output_len: 2 }] },
-}
-
-async function withServer(name: string, body: (url: string) => Promise<void>): Promise<void> {
-  const server = await startFixtureServer(name)
-  try {
-    await body(server.url)
-  } finally {
-    await server.stop()
-  }
 }
 
 const files = (dir: string): string[] =>

@@ -1,4 +1,4 @@
-import { CSV_COLUMNS, fieldScale } from '../common/columns.ts'
+import { fieldScale, NUMERIC_COLUMNS } from '../common/columns.ts'
 import { InvalidThresholdError } from '../common/errors.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { BenchRun, BenchSummary } from '../summarise/bench-run.ts'
@@ -52,21 +52,7 @@ const SERVER_FIELDS = new Set([
   'server_first_token_time',
   'server_e2e_latency',
 ])
-const NUMERIC_FIELDS = new Set<string>(
-  CSV_COLUMNS.filter(
-    (c) =>
-      ![
-        'req_id',
-        'success',
-        'error',
-        'host',
-        'has_generated_text',
-        'finish_reason',
-        'error_type',
-        'server_timestamps',
-      ].includes(c),
-  ),
-)
+const NUMERIC_FIELDS = new Set<string>(NUMERIC_COLUMNS)
 
 /** A field's values over successful requests, in ms for durations (pass scale 1 for the CSV's seconds). */
 export function fieldValues(records: readonly RequestRecord[], field: string, scale = fieldScale(field)): number[] {

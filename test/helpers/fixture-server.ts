@@ -32,3 +32,13 @@ export async function startFixtureServer(name: string): Promise<FixtureServer> {
     },
   }
 }
+
+/** Runs `body` against the named fixture server, stopping it afterwards whatever happens. */
+export async function withServer(name: string, body: (url: string) => Promise<void>): Promise<void> {
+  const server = await startFixtureServer(name)
+  try {
+    await body(server.url)
+  } finally {
+    await server.stop()
+  }
+}
