@@ -46,6 +46,9 @@ const PROBE: BenchOptions = {
   seed: 3,
   warmup: 20,
   dataset: { kind: 'random', inputLen: 32, outputLen: 4 },
+  // the load process samples the simulator's /metrics as any run does; a second sampler, from the observer,
+  // would be load a user's run does not add
+  metricsIntervalMs: 0,
 }
 /** The load's first STREAMS prefills are done by then. */
 const PROBES_START_MS = 3000
