@@ -59,12 +59,11 @@ async function withOutputLengths(
   fallback: number,
   form: PromptForm,
 ): Promise<Array<TextRow & { outputLen: number }>> {
-  const answers = rows.map((r) => (r.outputLen === undefined ? (r.answer ?? '') : ''))
-  const counted = await form.tokenizer.encodeAll(answers)
-  return rows.map((r, i) => ({
-    ...r,
-    outputLen: r.outputLen ?? (r.answer === undefined ? fallback : (counted[i] as number[]).length),
-  }))
+  // only the answers whose length is not given are tokenized (a server tokenizer is a request each)
+  const toCount = rows.filter((r) => r.outputLen === undefined && r.answer !== undefined)
+  const counted = await form.tokenizer.encodeAll(toCount.map((r) => r.answer as string))
+  const lengths = new Map(toCount.map((r, i) => [r, (counted[i] as number[]).length]))
+  return rows.map((r) => ({ ...r, outputLen: r.outputLen ?? lengths.get(r) ?? fallback }))
 }
 
 /** As bench_serving: pairs whose prompt or answer is shorter than `minLen` (tokens, or words) are dropped. */
@@ -82,9 +81,16 @@ async function sharegptItems(
     const kept = batch.flatMap((r, i) => {
       const answer = (answers[i] as number[]).length
       if ((prompts[i] as number[]).length < spec.minLen || answer < spec.minLen) return []
-      return [{ ...r, outputLen: r.outputLen ?? answer }]
+      return [{ row: { ...r, outputLen: r.outputLen ?? answer }, ids: prompts[i] as number[] }]
     })
-    out.push(...(await textItems(form, kept)))
+    // the prompts' ids are the ones just counted: passed on, not tokenized again
+    out.push(
+      ...(await textItems(
+        form,
+        kept.map((k) => k.row),
+        kept.map((k) => k.ids),
+      )),
+    )
   }
   if (out.length === 0)
     throw new DatasetError(

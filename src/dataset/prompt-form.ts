@@ -11,47 +11,40 @@ export interface PromptForm {
   chat: boolean
 }
 
-/** Content tokens to build so that, with the server's special tokens, it counts `n` (text is sent with them). */
-export const contentTokens = (form: PromptForm, n: number): number =>
-  form.ids || form.chat ? n : Math.max(1, n - form.tokenizer.specialTokens)
+/** Special tokens (a BOS) the server adds to what is sent: only to text, and chat's are the template's to count. */
+const textSpecials = (form: PromptForm): number => (form.ids || form.chat ? 0 : form.tokenizer.specialTokens)
 
-/** The item for a prompt of words built to an exact token count. */
-export function exactItem(form: PromptForm, id: string, built: TokenExactText, outputLen: number): DatasetItem {
-  const special = form.ids || form.chat ? 0 : form.tokenizer.specialTokens
+/** Content tokens to build so that, with the server's special tokens, it counts `n` (text is sent with them). */
+export const contentTokens = (form: PromptForm, n: number): number => Math.max(1, n - textSpecials(form))
+
+/** One item from its text and, where a tokenizer is known, its ids: sent as the form says, counted as the server will. */
+function item(form: PromptForm, id: string, text: string, ids: number[] | undefined, outputLen: number): DatasetItem {
   return {
     id,
-    prompt: form.ids ? built.ids : built.text,
-    inputLength: countWords(built.text),
-    promptTokens: built.ids.length + special,
+    prompt: form.ids && ids !== undefined ? ids : text,
+    inputLength: countWords(text),
+    promptTokens: ids === undefined ? undefined : ids.length + textSpecials(form),
     outputLen,
   }
 }
 
-/** Items from given texts (ShareGPT, custom): counted, and sent as their ids where the form says so. */
+/** The item for a prompt of words built to an exact token count. */
+export function exactItem(form: PromptForm, id: string, built: TokenExactText, outputLen: number): DatasetItem {
+  return item(form, id, built.text, built.ids, outputLen)
+}
+
+/**
+ * Items from given texts (ShareGPT, custom): counted, and sent as their ids where the form says so. `encoded`
+ * passes ids a caller already has (ShareGPT's length filter), so nothing is tokenized twice.
+ */
 export async function textItems(
   form: PromptForm,
   rows: ReadonlyArray<{ id: string; text: string; outputLen: number }>,
+  encoded?: readonly number[][],
 ): Promise<DatasetItem[]> {
-  if (form.tokenizer.kind === 'words')
-    return rows.map((r) => ({
-      id: r.id,
-      prompt: r.text,
-      inputLength: countWords(r.text),
-      promptTokens: undefined,
-      outputLen: r.outputLen,
-    }))
-  const encoded = await form.tokenizer.encodeAll(rows.map((r) => r.text))
-  return rows.map((r, i) => {
-    const ids = encoded[i] as number[]
-    const special = form.ids || form.chat ? 0 : form.tokenizer.specialTokens
-    return {
-      id: r.id,
-      prompt: form.ids ? ids : r.text,
-      inputLength: countWords(r.text),
-      promptTokens: ids.length + special,
-      outputLen: r.outputLen,
-    }
-  })
+  if (form.tokenizer.kind === 'words') return rows.map((r) => item(form, r.id, r.text, undefined, r.outputLen))
+  const ids = encoded ?? (await form.tokenizer.encodeAll(rows.map((r) => r.text)))
+  return rows.map((r, i) => item(form, r.id, r.text, ids[i] as number[], r.outputLen))
 }
 
 /**
@@ -64,7 +57,7 @@ export async function checkTextLengths(form: PromptForm, items: DatasetItem[]): 
   const counts = await form.tokenizer.encodeAll(texts)
   let off = 0
   items.forEach((item, i) => {
-    const counted = (counts[i] as number[]).length + (form.chat ? 0 : form.tokenizer.specialTokens)
+    const counted = (counts[i] as number[]).length + textSpecials(form)
     if (counted !== item.promptTokens) {
       off++
       item.promptTokens = counted
