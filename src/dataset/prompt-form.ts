@@ -17,7 +17,7 @@ const textSpecials = (form: PromptForm): number => (form.ids || form.chat ? 0 : 
 /** Content tokens to build so that, with the server's special tokens, it counts `n` (text is sent with them). */
 export const contentTokens = (form: PromptForm, n: number): number => Math.max(1, n - textSpecials(form))
 
-/** One item from its text and, where a tokenizer is known, its ids: sent as the form says, counted as the server will. */
+/** One item from its text and (with a tokenizer) its ids: sent as the form says, counted as the server will. */
 function item(form: PromptForm, id: string, text: string, ids: number[] | undefined, outputLen: number): DatasetItem {
   return {
     id,

@@ -34,9 +34,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
   const log = new LogSink(spec.logFile, spec.secrets ?? [])
-  const mask = (s: string): string =>
-    (spec.secrets ?? []).filter((x) => x !== '').reduce((acc, x) => acc.replaceAll(x, '***'), s)
-  log.line(`$ ${mask([spec.command, ...spec.args].join(' '))}`)
+  log.line(`$ ${[spec.command, ...spec.args].join(' ')}`)
   const sub = execa(spec.command, [...spec.args], {
     env: { ...process.env, ...spec.env },
     extendEnv: false,

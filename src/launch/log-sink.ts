@@ -1,6 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Readable } from 'node:stream'
+import { maskSecrets } from '../common/mask-secrets.ts'
 
 const TAIL_LINES = 200
 
@@ -37,8 +38,7 @@ export class LogSink {
   }
 
   line(raw: string): void {
-    let line = raw
-    for (const s of this.#secrets) line = line.replaceAll(s, '***')
+    const line = maskSecrets(raw, this.#secrets)
     this.#file.write(`${line}\n`)
     this.#tail.push(line)
     if (this.#tail.length > TAIL_LINES) this.#tail.shift()

@@ -107,7 +107,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
             path: join(outDir, 'server-metrics.csv'),
             nowMs: clock.nowMs,
             intervalMs: opts.metricsIntervalMs,
-            workerName: workerNamer(target),
+            workerName: workerNamer(sources),
             gpus: target.gpus,
           })
         : undefined
@@ -263,9 +263,11 @@ function metricsSources(target: BenchTarget): MetricsSource[] {
   return [...workers, ...router]
 }
 
-/** The router labels workers by URL; rows and charts name them as the topology does. */
-function workerNamer(target: BenchTarget): (url: string) => string {
-  const names = new Map((target.workers ?? []).map((w, i) => [w.url.replace(/\/+$/u, ''), w.name ?? `worker-${i + 1}`]))
+/** The router labels workers by URL; rows and charts name them as the topology does (as their sources are named). */
+function workerNamer(sources: readonly MetricsSource[]): (url: string) => string {
+  const names = new Map(
+    sources.filter((s) => s.kind === 'worker').map((s) => [s.url.replace(/\/metrics$/u, ''), s.name]),
+  )
   return (url) => names.get(url.replace(/\/+$/u, '')) ?? url
 }
 

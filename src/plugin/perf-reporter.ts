@@ -116,7 +116,8 @@ export class PerfReporter implements Reporter {
       }
     }
     if (rows.length === 0) return
-    const text = `\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows, process.stdout.isTTY ? process.stdout.columns : undefined)}\n`
+    const width = process.stdout.isTTY ? process.stdout.columns : undefined
+    const text = `\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows, width)}\n`
     if (this.#vitest !== undefined) this.#vitest.logger.log(text)
     else process.stdout.write(`${text}\n`)
     const dir = resolve(this.#vitest?.config.root ?? process.cwd(), '.vitest', 'llm-perf')

@@ -104,7 +104,8 @@ function hostsChart(el) {
   const names = (u, splits) => splits.map(name);
   chart(el, 'Requests per worker', [idx, D.hosts.count], [bars],
     // bars start at zero, so their heights compare; a few ticks, not one per request
-    { scales: { x: { time: false, range: [-0.5, idx.length - 0.5] }, y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
+    { scales: { x: { time: false, range: [-0.5, idx.length - 0.5] },
+        y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [{ values: names, splits: () => idx }, { label: 'requests', incrs: COUNT_STEPS }] });
 }
 legend(document.getElementById('legend'));

@@ -2,6 +2,7 @@ import { pipeline, type Readable, type Transform } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib'
 import { createParser, type ParseError } from 'eventsource-parser'
 import type { Dispatcher } from 'undici'
+import { maskSecrets } from '../common/mask-secrets.ts'
 import { WORKER_HEADER } from '../common/worker-header.ts'
 import { interpretPayload, PayloadError } from './chunk-interpreter.ts'
 import {
@@ -35,13 +36,6 @@ export interface SendContext {
 
 const abortReason = (signal: AbortSignal): string =>
   signal.reason instanceof Error ? ` (${signal.reason.message})` : ''
-
-/** Replaces every secret in `text`: a 401 that repeats `Bearer <key>` must not put the key in requests.csv. */
-export function maskSecrets(text: string, secrets: readonly string[]): string {
-  let out = text
-  for (const s of secrets) if (s.length > 0) out = out.replaceAll(s, '***')
-  return out
-}
 
 const MAX_ERROR_BODY = 4096
 
