@@ -1,34 +1,30 @@
 import { randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { Pool } from 'undici'
-import { startRunClock } from '../common/clock.ts'
+import { originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { buildDataset } from '../dataset/build-dataset.ts'
 import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
+import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
 import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
 import { MetricsSampler, type MetricsSource } from '../server-metrics/metrics-sampler.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
 import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
-import type { BenchRun, BenchSummary, RunContext } from '../summarise/bench-run.ts'
+import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
 import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
 import { type BenchTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
-import { runLoop } from './run-loop.ts'
+import { runShards } from './run-shards.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
+import { targetPool } from './target-pool.ts'
 import { runWarmup } from './warmup.ts'
-
-/** Keep-alive stays under SGLang's 5 s uvicorn idle close, so a reused socket is never one it just closed. */
-const KEEP_ALIVE_MS = 4000
-/** The event-loop delay monitor's sampling interval. */
-const LOOP_RESOLUTION_MS = 1
 
 /**
  * Drives open-loop load at `target` and records one row per request. Options are validated before any
@@ -49,15 +45,11 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     opts.outDir ?? join('.vitest', 'llm-perf', 'runs', `${new Date().toISOString().replace(/[:.]/gu, '-')}-${runId}`),
   )
   mkdirSync(outDir, { recursive: true })
-  const pool = new Pool(where.origin, {
-    connections: Number.isFinite(opts.maxInFlight) ? opts.maxInFlight + 4 : null,
-    keepAliveTimeout: KEEP_ALIVE_MS,
-    keepAliveMaxTimeout: KEEP_ALIVE_MS,
-    pipelining: 1,
-    allowH2: false,
-  })
+  const pool = targetPool(where.origin, opts.maxInFlight)
   const warnings: string[] = []
   let sampler: MetricsSampler | undefined
+  const hooks: Array<Promise<unknown>> = []
+  const hookTimers: NodeJS.Timeout[] = []
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
   if (inexactPrompts > 0)
     warnings.push(
@@ -70,15 +62,13 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool)),
     ])
     const body = { api: opts.api, stream: opts.stream, model, temperature: opts.temperature, extraBody: opts.extraBody }
-    const clockForWarmup = startRunClock()
     const secrets = [
       opts.apiKey ?? '',
       ...Object.entries(headers).flatMap(([k, v]) =>
         /^(authorization|x-api-key|api-key)$/iu.test(k) ? [v, v.replace(/^Bearer\s+/iu, '')] : [],
       ),
     ]
-    const send = {
-      pool,
+    const sendOptions = {
       maxLineBytes: opts.maxLineBytes,
       secrets,
       api: opts.api,
@@ -86,9 +76,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       headers,
       stallTimeoutMs: opts.stallTimeoutMs,
       headersTimeoutMs: opts.headersTimeoutMs,
-      signal: opts.signal,
-      nowMs: clockForWarmup.nowMs,
     }
+    const send = { ...sendOptions, pool, signal: opts.signal, nowMs: startRunClock().nowMs }
     const warmup = await runWarmup(send, body, items, opts.warmup, where.host)
     if (warmup.failed > 0) warnings.push(`${warmup.failed} of ${warmup.sent} warm-up requests failed`)
     if (opts.flushCache) {
@@ -96,59 +85,62 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       if (problem !== undefined) warnings.push(problem)
     }
     const csv = new CsvWriter(join(outDir, 'requests.csv'))
-    const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS })
-    const clock = startRunClock()
-    const startedAt = new Date(clock.startEpochS * 1000).toISOString()
+    const table = new RecordTable()
     const sources = metricsSources(target)
-    sampler =
-      opts.metricsIntervalMs > 0
-        ? new MetricsSampler({
-            sources,
-            path: join(outDir, 'server-metrics.csv'),
-            nowMs: clock.nowMs,
-            intervalMs: opts.metricsIntervalMs,
-            workerName: workerNamer(sources),
-            gpus: target.gpus,
-          })
-        : undefined
-    sampler?.start()
-    const hooks = timeline.map(
-      (h) => new Promise<unknown>((res) => setTimeout(() => res(Promise.resolve().then(h.run)), h.atMs)),
-    )
-    loopDelay.enable()
-    const result = await runLoop({
+    const threads = opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
+    let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
+    const result = await runShards({
       items,
       arrivalsS,
+      threads,
+      host: opts.shard ?? { index: 0, count: 1 },
+      origin: opts.startAt === undefined ? undefined : clock.origin,
       maxInFlight: opts.maxInFlight,
-      clock,
-      body,
-      host: where.host,
-      runId,
+      spec: { origin: where.origin, host: where.host, runId, send: sendOptions, body },
       signal: opts.signal,
-      send: { ...send, nowMs: clock.nowMs },
-      onRecord: (r) => csv.write(r),
       onProgress: opts.onProgress,
+      onRecord: (r) => {
+        csv.write(r)
+        table.append(r)
+      },
+      onStart: (origin) => {
+        clock = startRunClock(origin)
+        sampler =
+          opts.metricsIntervalMs > 0
+            ? new MetricsSampler({
+                sources,
+                path: join(outDir, 'server-metrics.csv'),
+                nowMs: clock.nowMs,
+                intervalMs: opts.metricsIntervalMs,
+                workerName: workerNamer(sources),
+                gpus: target.gpus,
+              })
+            : undefined
+        sampler?.start()
+        for (const h of timeline)
+          hooks.push(
+            new Promise<unknown>((res) =>
+              hookTimers.push(
+                setTimeout(() => res(Promise.resolve().then(h.run)), Math.max(0, h.atMs - clock.nowMs())),
+              ),
+            ),
+          )
+      },
     })
-    loopDelay.disable()
     const sampled = await sampler?.stop()
     for (const outcome of await Promise.allSettled(hooks)) {
       if (outcome.status === 'rejected')
         warnings.push(`timeline hook failed: ${(outcome.reason as Error)?.message ?? String(outcome.reason)}`)
     }
     await csv.close()
-    // the histogram records the whole interval between its 1 ms timer's callbacks; the delay is what exceeds it
-    const ms = (ns: number): number => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) : 0)
     const figures = summariseRun({
-      records: result.records,
+      table,
       targetRate: opts.rate,
       waitedForSlot: result.waitedForSlot,
       chat: opts.api === 'chat',
-      eventLoopDelayMs: {
-        p50: ms(loopDelay.percentile(50)),
-        p99: ms(loopDelay.percentile(99)),
-        max: ms(loopDelay.max),
-      },
+      eventLoopDelayMs: result.eventLoopDelayMs,
     })
+    const startedAt = new Date(clock.startEpochS * 1000).toISOString()
     const context: RunContext = {
       name: opts.name,
       started_at: startedAt,
@@ -176,15 +168,18 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
         prompts_as: items.some((i) => Array.isArray(i.prompt)) ? 'ids' : 'text',
       },
       warnings,
+      load: {
+        processes: threads,
+        shard: opts.shard ?? null,
+        start_epoch_ms: Math.round(clock.startEpochS * 1000),
+        receive_busy: result.receiveBusy,
+      },
       goodput: null,
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
     if (opts.slo !== undefined) {
-      const gp = goodput(
-        { records: result.records, summary, files: { csv: csv.path, json: '' } },
-        normalizeSpec(opts.slo as SloSpec),
-      )
+      const gp = goodput(benchRun(table, summary, { csv: csv.path, json: '' }), normalizeSpec(opts.slo as SloSpec))
       summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
     }
     const json = join(outDir, 'summary.json')
@@ -194,17 +189,19 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       html,
       htmlReport(
         opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
-        result.records,
+        table,
         summary,
         sampled?.series,
       ),
     )
-    return {
-      records: result.records,
-      summary,
-      files: { csv: csv.path, json, html, ...(sampler === undefined ? {} : { serverMetrics: sampler.path }) },
-    }
+    return benchRun(table, summary, {
+      csv: csv.path,
+      json,
+      html,
+      ...(sampler === undefined ? {} : { serverMetrics: sampler.path }),
+    })
   } finally {
+    for (const t of hookTimers) clearTimeout(t)
     await sampler?.stop().catch(() => undefined)
     await pool.close().catch(() => pool.destroy())
   }
@@ -312,4 +309,13 @@ function describeOptions(opts: ReturnType<typeof validateBenchOptions>, requests
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),
   }
+}
+
+/**
+ * `processes: 'auto'`: the cores this process may use, less one per server process on this host (each worker,
+ * and the router), at least one.
+ */
+function autoProcesses(target: BenchTarget, sameHost: boolean): number {
+  const servers = sameHost ? Math.max(1, target.workers?.length ?? 1) + (target.router === undefined ? 0 : 1) : 0
+  return Math.max(1, availableParallelism() - servers)
 }

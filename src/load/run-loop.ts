@@ -1,6 +1,5 @@
 import type { RunClock } from '../common/clock.ts'
 import type { DatasetItem } from '../dataset/dataset-item.ts'
-import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { dispatchAtTargets } from '../schedule/dispatcher.ts'
 import { newObservation, type Observation } from '../send/observation.ts'
@@ -8,8 +7,11 @@ import { type BodyOptions, requestBody } from '../send/request-body.ts'
 import { type SendContext, sendRequest } from '../send/send-request.ts'
 
 export interface RunLoopInputs {
+  /** This loop's requests, in arrival order: request `k` is the run's request `firstIndex + k · stride`. */
   items: readonly DatasetItem[]
   arrivalsS: Float64Array
+  firstIndex: number
+  stride: number
   maxInFlight: number
   clock: RunClock
   send: SendContext
@@ -17,66 +19,63 @@ export interface RunLoopInputs {
   host: string
   runId: string
   signal: AbortSignal | undefined
+  /** Each request's row as it finishes: the loop keeps none of them. */
   onRecord: (record: RequestRecord) => void
-  onProgress: ((p: ProgressSnapshot) => void) | undefined
+  /** Live counts, read by whoever reports progress. */
+  counts: LoopCounts
 }
 
-export interface RunLoopResult {
-  records: RequestRecord[]
+export interface LoopCounts {
+  sent: number
+  done: number
+  inFlight: number
+  failures: number
   waitedForSlot: number
+  /** Time spent awake waiting for arrivals (the dispatcher's busy-wait). */
+  spinMs: number
 }
 
-const PROGRESS_EVERY_MS = 1000
+export const newCounts = (): LoopCounts => ({
+  sent: 0,
+  done: 0,
+  inFlight: 0,
+  failures: 0,
+  waitedForSlot: 0,
+  spinMs: 0,
+})
 
 /**
  * The open-loop run: arrivals fire at their absolute times; each is sent at once, or, at `maxInFlight`,
  * waits FIFO for a free slot. Every request ends as exactly one record, including those never sent.
  */
-export async function runLoop(inp: RunLoopInputs): Promise<RunLoopResult> {
+export async function runLoop(inp: RunLoopInputs): Promise<void> {
   const n = inp.items.length
-  const records: RequestRecord[] = []
+  const c = inp.counts
   const waiting: Observation[] = []
   let waitHead = 0
-  let inFlight = 0
-  let sent = 0
-  let failures = 0
-  let waitedForSlot = 0
   let fired = 0
   let settle: () => void = () => {}
   const allDone = new Promise<void>((resolve) => (settle = resolve))
   const finish = (obs: Observation, errorType: ReturnType<typeof buildRecord>['error_type']): void => {
     const record = buildRecord(obs, inp.clock, errorType, inp.body.stream)
-    if (!record.success) failures++
-    records.push(record)
+    if (!record.success) c.failures++
+    c.done++
     inp.onRecord(record)
-    if (records.length === n) settle()
+    if (c.done === n) settle()
   }
   const start = (obs: Observation): void => {
-    inFlight++
-    sent++
+    c.inFlight++
+    c.sent++
     const item = inp.items[obs.index] as DatasetItem
     void sendRequest(inp.send, requestBody(item, obs.reqId, inp.body), obs).then((errorType) => {
-      inFlight--
+      c.inFlight--
       finish(obs, errorType)
-      if (waitHead < waiting.length && !inp.signal?.aborted) start(waiting[waitHead++] as Observation)
+      if (waitHead < waiting.length && !inp.signal?.aborted) {
+        const next = waiting[waitHead] as Observation
+        waiting[waitHead++] = undefined as unknown as Observation
+        start(next)
+      }
     })
-  }
-  const targetsMs = inp.arrivalsS.map((s) => s * 1000)
-  const timer = setInterval(() => inp.onProgress?.(snapshot()), PROGRESS_EVERY_MS)
-  const snapshot = (): ProgressSnapshot => {
-    const elapsedS = inp.clock.nowMs() / 1000
-    const nextDue = sent < n ? (inp.arrivalsS[Math.min(sent, n - 1)] as number) : undefined
-    const lastDue = inp.arrivalsS[n - 1] as number
-    return {
-      total: n,
-      sent,
-      done: records.length,
-      inFlight,
-      failures,
-      elapsedS,
-      achievedRate: elapsedS > 0 ? sent / elapsedS : 0,
-      etaS: nextDue === undefined ? undefined : Math.max(0, lastDue - elapsedS),
-    }
   }
   const onAbort = (): void => {
     const queued = waiting.slice(waitHead)
@@ -86,38 +85,39 @@ export async function runLoop(inp: RunLoopInputs): Promise<RunLoopResult> {
   }
   if (inp.signal?.aborted) onAbort()
   else inp.signal?.addEventListener('abort', onAbort, { once: true })
+  const waited = { spinMs: 0 }
   await dispatchAtTargets({
-    targetsMs,
+    targetsMs: inp.arrivalsS.map((s) => s * 1000),
     nowMs: inp.clock.nowMs,
     signal: inp.signal,
-    fire: (i, lagMs) => {
-      fired = i + 1
-      const obs = observe(inp, i, lagMs)
-      if (inFlight < inp.maxInFlight) start(obs)
+    waiting: waited,
+    fire: (k, lagMs) => {
+      fired = k + 1
+      const obs = observe(inp, k, lagMs)
+      if (c.inFlight < inp.maxInFlight) start(obs)
       else {
-        waitedForSlot++
+        c.waitedForSlot++
         waiting.push(obs)
       }
     },
   })
+  c.spinMs = waited.spinMs
   if (n > 0) await allDone
   inp.signal?.removeEventListener('abort', onAbort)
-  clearInterval(timer)
-  inp.onProgress?.(snapshot())
-  return { records, waitedForSlot }
 }
 
-/** Request i's observation as its arrival fires (or, after an abort, as it is abandoned). */
-function observe(inp: RunLoopInputs, i: number, lagMs: number): Observation {
-  const item = inp.items[i] as DatasetItem
+/** Request k's observation as its arrival fires (or, after an abort, as it is abandoned). */
+function observe(inp: RunLoopInputs, k: number, lagMs: number): Observation {
+  const item = inp.items[k] as DatasetItem
   return newObservation({
-    index: i,
-    reqId: `${inp.runId}-${i}`,
+    // the observation indexes this loop's items; the request id carries the run's index
+    index: k,
+    reqId: `${inp.runId}-${inp.firstIndex + k * inp.stride}`,
     inputLength: item.inputLength,
     requestedPromptTokens: item.promptTokens,
     chat: inp.body.api === 'chat',
     expectedOutputLength: item.outputLen,
-    arrivalMs: (inp.arrivalsS[i] as number) * 1000,
+    arrivalMs: (inp.arrivalsS[k] as number) * 1000,
     dispatchLagMs: lagMs,
     host: inp.host,
   })
@@ -132,7 +132,7 @@ function abandon(
 ): void {
   const reason = inp.signal?.reason instanceof Error ? `: ${inp.signal.reason.message}` : ''
   const unsent = [...queued]
-  for (let i = fired; i < inp.items.length; i++) unsent.push(observe(inp, i, 0))
+  for (let k = fired; k < inp.items.length; k++) unsent.push(observe(inp, k, 0))
   for (const obs of unsent) {
     obs.error = `aborted before it was sent${reason}`
     finish(obs, 'aborted')

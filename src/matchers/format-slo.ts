@@ -1,4 +1,4 @@
-import { DURATION_COLUMNS, fieldScale, MS_PER_S } from '../common/columns.ts'
+import { DURATION_COLUMNS, fieldScale, MS_PER_S, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
 import type { Objective } from '../slo/slo-spec.ts'
@@ -53,7 +53,7 @@ function resultLine(r: ObjectiveResult): string {
 }
 
 function distributionLine(run: BenchRun, field: string): string {
-  const sorted = Float64Array.from(fieldValues(run.records, field)).sort()
+  const sorted = Float64Array.from(fieldValues(run.table, field)).sort()
   const f = (p: number): string => formatValue(field, percentileSorted(sorted, p))
   const max = formatValue(field, sorted[sorted.length - 1])
   return `      n=${sorted.length} · p50 ${f(50)} · p90 ${f(90)} · p99 ${f(99)} · max ${max}`
@@ -65,12 +65,15 @@ const ms = (v: number | undefined): string => (v === undefined ? '—' : `${(v *
 /** The five worst requests by `field`, with where their time went, so the reader sees the stage at fault. */
 export function worstRequests(run: BenchRun, field: string, n = WORST): string[] {
   const scale = fieldScale(field)
-  const value = (r: RequestRecord): number =>
-    ((r as unknown as Record<string, number | undefined>)[field] ?? Number.NEGATIVE_INFINITY) * scale
-  const worst = run.records
-    .filter((r) => r.success && value(r) > Number.NEGATIVE_INFINITY)
-    .sort((a, b) => value(b) - value(a))
+  const { table } = run
+  const values = NUMERIC_COLUMNS.includes(field as NumericColumn) ? table.numbers(field as NumericColumn) : undefined
+  const value = (r: RequestRecord): number => ((r as unknown as Record<string, number>)[field] as number) * scale
+  // only the n worst rows are made into records
+  const worst = Array.from({ length: table.length }, (_, i) => i)
+    .filter((i) => table.success(i) && !Number.isNaN(values?.[i] ?? Number.NaN))
+    .sort((a, b) => (values?.[b] as number) - (values?.[a] as number))
     .slice(0, n)
+    .map((i) => table.record(i))
   const idWidth = Math.max(6, ...worst.map((r) => r.req_id.length)) + 2
   const header = `        ${pad('req_id', idWidth)}${pad(field, 12)}${STAGE_LABELS.map((l) => pad(l, 11)).join('')}host`
   const rows = worst.map(
@@ -97,7 +100,7 @@ export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): stri
     head,
     ...lines,
     `  goodput ${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} ` +
-      `req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.records.length} requests`,
+      `req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.table.length} requests`,
     `CSV: ${run.files.csv}`,
   ].join('\n')
 }

@@ -1,5 +1,6 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
 import { SloUnjudgeableError } from '../common/errors.ts'
+import { RecordTable } from '../record/record-table.ts'
 import { compareToBaseline } from '../slo/baseline.ts'
 import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
@@ -8,7 +9,7 @@ import { formatEvaluation, objectiveLabel } from './format-slo.ts'
 
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
   const r = received as Partial<BenchRun> | null
-  if (r === null || typeof r !== 'object' || !Array.isArray(r.records) || r.summary === undefined) {
+  if (r === null || typeof r !== 'object' || !(r.table instanceof RecordTable) || r.summary === undefined) {
     throw new TypeError(
       `${matcher}: expected the BenchRun that benchRequests() resolves to, ` +
         `got ${r === null ? 'null' : typeof received}`,

@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { InvalidOptionError } from '../common/errors.ts'
-import { formatIssues } from '../common/format-issues.ts'
+import { describeValue, formatIssues } from '../common/format-issues.ts'
 import { datasetSchema, tokenizerSchema } from './dataset-options.ts'
 import type { ProgressSnapshot } from './progress-snapshot.ts'
 import type { SloSpec } from './slo-options.ts'
@@ -69,6 +69,36 @@ export const benchOptionsSchema = z.strictObject({
   stream: z.boolean({ error: 'expected a boolean' }).default(true),
   /** Cap on concurrent requests; later arrivals wait (the wait shows in queue_time_in_router). @default Infinity */
   maxInFlight: positiveOrInfinity('expected a positive integer or Infinity', true).default(Number.POSITIVE_INFINITY),
+  /**
+   * Load threads on this host: request i is sent by thread i mod N, at the same absolute time one thread would
+   * send it; rows, summary and report are one run's. `'auto'` = the cores this process may use, less one per
+   * server on this host. @default 1
+   */
+  processes: z
+    .union([z.int().positive(), z.literal('auto')], { error: "expected a positive integer or 'auto'" })
+    .default(1),
+  /**
+   * One shard of a run spread over hosts: this host sends requests index, index + count, … of the one seeded
+   * schedule, from `startAt`. `index` defaults to JOB_COMPLETION_INDEX (a Kubernetes Indexed Job). Merge the
+   * hosts' folders with `npx vitest-llm-perf merge`.
+   */
+  shard: z
+    .strictObject(
+      {
+        count: z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' }),
+        index: z
+          .int({ error: 'expected an integer from 0' })
+          .nonnegative({ error: 'expected an integer from 0' })
+          .optional(),
+      },
+      { error: 'expected { count, index? }' },
+    )
+    .optional(),
+  /** The run's start, epoch milliseconds, shared by every shard (hosts synced by NTP). @default now */
+  startAt: z
+    .number({ error: 'expected epoch milliseconds' })
+    .positive({ error: 'expected epoch milliseconds' })
+    .optional(),
   /** Requests sent before the run and left out of every statistic. @default 0 */
   warmup: z
     .int({ error: 'expected a non-negative integer' })
@@ -144,7 +174,9 @@ export type BenchOptions = z.input<typeof benchOptionsSchema>
 export type ResolvedBenchOptions = z.output<typeof benchOptionsSchema> & { requests: number }
 
 /** Validates every option at once and throws an InvalidOptionError listing each problem. */
-export function validateBenchOptions(input: unknown): z.output<typeof benchOptionsSchema> {
+export function validateBenchOptions(
+  input: unknown,
+): Omit<z.output<typeof benchOptionsSchema>, 'shard'> & { shard: Shard | undefined } {
   const parsed = benchOptionsSchema.safeParse(input ?? {}, { reportInput: true })
   if (!parsed.success) {
     throw new InvalidOptionError(
@@ -166,6 +198,38 @@ export function validateBenchOptions(input: unknown): z.output<typeof benchOptio
       "`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'",
     )
   }
+  const threads = opts.processes === 'auto' ? 1 : opts.processes
+  if (Number.isFinite(opts.maxInFlight) && opts.maxInFlight < threads)
+    problems.push(
+      `\`maxInFlight\`: each of the ${threads} load processes needs at least one slot, got maxInFlight ${opts.maxInFlight}`,
+    )
+  const shard = shardOf(opts.shard)
+  if (opts.shard !== undefined && shard === undefined)
+    problems.push(
+      `\`shard.index\`: expected an integer from 0 (or JOB_COMPLETION_INDEX set), got ${describeValue(
+        process.env.JOB_COMPLETION_INDEX,
+      )}`,
+    )
+  if (shard !== undefined && shard.index >= shard.count)
+    problems.push(`\`shard.index\`: expected an integer below shard.count (${shard.count}), got ${shard.index}`)
+  if (opts.shard !== undefined && opts.startAt === undefined)
+    problems.push(
+      '`startAt`: every shard of a run needs the same start (epoch milliseconds, e.g. Date.now() + 60_000 ' +
+        'when the job is submitted), got nothing',
+    )
   if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
-  return opts
+  return { ...opts, shard }
+}
+
+/** The shard this host runs: as given, the index defaulting to a Kubernetes Indexed Job's JOB_COMPLETION_INDEX. */
+function shardOf(shard: { count: number; index?: number | undefined } | undefined): Shard | undefined {
+  if (shard === undefined) return undefined
+  const fromEnv = process.env.JOB_COMPLETION_INDEX
+  const index = shard.index ?? (fromEnv !== undefined && /^\d+$/u.test(fromEnv) ? Number(fromEnv) : undefined)
+  return index === undefined ? undefined : { index, count: shard.count }
+}
+
+export interface Shard {
+  index: number
+  count: number
 }

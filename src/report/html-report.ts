@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import type { RequestRecord } from '../record/request-record.ts'
+import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
-import { reportData } from './report-data.ts'
+import { reportData, TIMELINE_REQUESTS } from './report-data.ts'
 import { REPORT_SCRIPT } from './report-script.ts'
 
 const require = createRequire(import.meta.url)
@@ -92,14 +92,19 @@ function serverMetricsTable(s: BenchSummary): string {
   return table(headers, rows, 'server-metrics-table')
 }
 
+const timelineNote = (requests: number): string =>
+  requests > TIMELINE_REQUESTS
+    ? ` (every ${Math.ceil(requests / TIMELINE_REQUESTS)}th of ${requests.toLocaleString('en')} requests)`
+    : ''
+
 /** One self-contained HTML file: stage timeline, percentile chart, concurrency and queue depth, per-worker split. */
 export function htmlReport(
   title: string,
-  records: readonly RequestRecord[],
+  rows: RecordTable,
   summary: BenchSummary,
   serverSeries?: MetricsSeries,
 ): string {
-  const data = JSON.stringify(reportData(title, records, summary, serverSeries)).replaceAll('<', '\\u003c')
+  const data = JSON.stringify(reportData(title, rows, summary, serverSeries)).replaceAll('<', '\\u003c')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · vitest-llm-perf</title>
 <style>${UPLOT_CSS}
@@ -114,7 +119,7 @@ td:first-child,th:first-child{text-align:left}
 </style></head><body>
 <h1>${esc(title)}</h1>
 ${facts(summary)}
-<h2>Request timeline</h2><div id="legend"></div><div><canvas id="timeline"></canvas></div>
+<h2>Request timeline${timelineNote(summary.requests)}</h2><div id="legend"></div><div><canvas id="timeline"></canvas></div>
 <h2>Latency percentiles</h2><div id="percentiles" class="chart"></div><div id="percentiles-e2e" class="chart"></div>
 <div id="percentiles-token" class="chart"></div>${metricsTable(summary)}
 <h2>Concurrency and server queue depth over time</h2><div id="overtime" class="chart"></div>

@@ -1,8 +1,8 @@
 import { MS_PER_S } from '../common/columns.ts'
-import type { RequestRecord } from '../record/request-record.ts'
+import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
-import { type Interval, levelsOnGrid } from '../summarise/concurrency.ts'
+import { levelsOnGrid, spansOf } from '../summarise/concurrency.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 
 export const REPORT_METRICS = [
@@ -16,6 +16,8 @@ export const REPORT_METRICS = [
   'queue_time_in_router',
 ] as const
 const GRID_POINTS = 400
+/** The timeline draws at most this many requests (evenly spaced by arrival): beyond, rows are under a pixel. */
+export const TIMELINE_REQUESTS = 20_000
 const PERCENTILES = [...Array.from({ length: 100 }, (_, i) => i), 99.5, 99.9, 100]
 
 type Num = number | null
@@ -23,7 +25,10 @@ type Num = number | null
 export interface ReportData {
   title: string
   summary: BenchSummary
-  /** Per request, seconds since the run's start (null where unknown), sorted by arrival. */
+  /**
+   * Per request, seconds since the run's start (null where unknown), sorted by arrival: every request, or every
+   * k-th beyond TIMELINE_REQUESTS.
+   */
   requests: {
     id: string[]
     ok: boolean[]
@@ -44,8 +49,6 @@ export interface ReportData {
   hosts: { name: string[]; count: number[] }
 }
 
-const n = (v: number | undefined): Num => (v === undefined ? null : v)
-
 /** Everything report.html draws, computed here so the page only renders (and a reader can check it). */
 /** The per-worker gauge columns that some worker did report. */
 function gauges(series: MetricsSeries | undefined): ReportData['serverGauges'] {
@@ -61,47 +64,54 @@ function gauges(series: MetricsSeries | undefined): ReportData['serverGauges'] {
 
 export function reportData(
   title: string,
-  records: readonly RequestRecord[],
+  table: RecordTable,
   summary: BenchSummary,
   serverSeries?: MetricsSeries,
 ): ReportData {
-  const rs = [...records].sort((a, b) => a.arrival_time - b.arrival_time)
-  const end = Math.max(0, ...rs.map((r) => r.finish_time ?? r.arrival_time))
+  const arrival = table.numbers('arrival_time')
+  const step = Math.ceil(table.length / TIMELINE_REQUESTS)
+  const order = Array.from({ length: table.length }, (_, i) => i)
+    .sort((a, b) => (arrival[a] as number) - (arrival[b] as number))
+    .filter((_, k) => k % step === 0)
+  const column = (c: Parameters<RecordTable['numbers']>[0]): Num[] => {
+    const values = table.numbers(c)
+    return order.map((i) => (Number.isNaN(values[i] as number) ? null : (values[i] as number)))
+  }
+  const finish = column('finish_time')
+  const end = order.reduce((m, i, k) => Math.max(m, finish[k] ?? (arrival[i] as number)), 0)
   const grid = Array.from({ length: GRID_POINTS + 1 }, (_, i) => (end * i) / GRID_POINTS)
   const series: Record<string, Num[]> = {}
   for (const metric of REPORT_METRICS) {
-    const values = Float64Array.from(
-      rs.flatMap((r) => (r.success && r[metric] !== undefined ? [(r[metric] as number) * MS_PER_S] : [])),
-    ).sort()
+    const values = Float64Array.from(table.known(metric, { scale: MS_PER_S })).sort()
     if (values.length > 0) series[metric] = PERCENTILES.map((p) => percentileSorted(values, p))
   }
   const hostCounts = summary.requests_per_host
-  const inSystem = rs.flatMap((r): Interval[] => (r.finish_time === undefined ? [] : [[r.arrival_time, r.finish_time]]))
-  const queued = rs.flatMap((r): Interval[] =>
-    r.queue_time_start === undefined || r.queue_time_end === undefined ? [] : [[r.queue_time_start, r.queue_time_end]],
-  )
+  const queued = spansOf(table, 'queue_time_start', 'queue_time_end')
+  const serverFirst = column('server_first_token_time')
+  const clientTtft = column('client_ttft')
   return {
     title,
     summary,
     requests: {
-      id: rs.map((r) => r.req_id),
-      ok: rs.map((r) => r.success),
-      host: rs.map((r) => r.host),
-      arrival: rs.map((r) => r.arrival_time),
-      send: rs.map((r) => n(r.router_send_time)),
-      created: rs.map((r) => n(r.server_created_time)),
-      qStart: rs.map((r) => n(r.queue_time_start)),
-      qEnd: rs.map((r) => n(r.queue_time_end)),
-      first: rs.map((r) =>
-        n(r.server_first_token_time ?? (r.client_ttft === undefined ? undefined : r.arrival_time + r.client_ttft)),
-      ),
-      finish: rs.map((r) => n(r.finish_time)),
+      id: order.map((i) => table.text('req_id', i) as string),
+      ok: order.map((i) => table.success(i)),
+      host: order.map((i) => table.text('host', i) ?? ''),
+      arrival: order.map((i) => arrival[i] as number),
+      send: column('router_send_time'),
+      created: column('server_created_time'),
+      qStart: column('queue_time_start'),
+      qEnd: column('queue_time_end'),
+      first: order.map((i, k) => {
+        const client = clientTtft[k]
+        return serverFirst[k] ?? (client === null || client === undefined ? null : (arrival[i] as number) + client)
+      }),
+      finish,
     },
     percentiles: { p: PERCENTILES, series },
     overTime: {
       t: grid,
-      concurrency: levelsOnGrid(inSystem, grid),
-      queueDepth: queued.length > 0 ? levelsOnGrid(queued, grid) : null,
+      concurrency: levelsOnGrid(spansOf(table, 'arrival_time', 'finish_time'), grid),
+      queueDepth: queued.starts.length > 0 ? levelsOnGrid(queued, grid) : null,
     },
     serverGauges: gauges(serverSeries),
     hosts: { name: Object.keys(hostCounts), count: Object.values(hostCounts) },

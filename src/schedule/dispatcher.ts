@@ -19,6 +19,8 @@ export interface DispatchOptions {
   /** Called once per target, in order; `lagMs` is how late it fired (≥ 0). */
   fire: (index: number, lagMs: number) => void
   signal?: AbortSignal | undefined
+  /** Adds the time spent awake waiting for arrivals: loop time that is not work (the receive-side check). */
+  waiting?: { spinMs: number }
 }
 
 /** Below this distance to the next target the dispatcher stops sleeping and stays awake. */
@@ -28,7 +30,7 @@ const YIELD_EVERY_MS = 0.05
 
 /** Resolves with the number of targets fired: all of them, or fewer if the signal aborted the run. */
 export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
-  const { targetsMs, nowMs, fire, signal } = opts
+  const { targetsMs, nowMs, fire, signal, waiting } = opts
   let next = 0
   let timer: NodeJS.Timeout | undefined
   return new Promise((resolve) => {
@@ -59,7 +61,9 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
           return
         }
         const offset = performance.now() - now
-        if (!busyWaitUntil(target + offset, now + offset + YIELD_EVERY_MS)) {
+        const reached = busyWaitUntil(target + offset, now + offset + YIELD_EVERY_MS)
+        if (waiting !== undefined) waiting.spinMs += performance.now() - (now + offset)
+        if (!reached) {
           setImmediate(tick)
           return
         }

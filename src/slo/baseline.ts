@@ -47,7 +47,7 @@ export function bootstrapNoise(values: readonly number[], p: number, rounds = BO
 function measure(run: BenchRun, spec: RegressionSpec): BaselineFile['metrics'] {
   const out: BaselineFile['metrics'] = {}
   for (const [field, objectives] of Object.entries(spec)) {
-    const values = fieldValues(run.records, field)
+    const values = fieldValues(run.table, field)
     const sorted = Float64Array.from(values).sort()
     for (const key of Object.keys(objectives)) {
       const p = PERCENTILE[key]

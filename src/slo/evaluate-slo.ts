@@ -1,6 +1,6 @@
-import { fieldScale, NUMERIC_COLUMNS } from '../common/columns.ts'
+import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import { InvalidThresholdError } from '../common/errors.ts'
-import type { RequestRecord } from '../record/request-record.ts'
+import type { RecordTable } from '../record/record-table.ts'
 import type { BenchRun, BenchSummary } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { normalizeSpec, type Objective, type RegressionSpec, requiredSamples, type SloSpec } from './slo-spec.ts'
@@ -55,13 +55,8 @@ const SERVER_FIELDS = new Set([
 const NUMERIC_FIELDS = new Set<string>(NUMERIC_COLUMNS)
 
 /** A field's values over successful requests, in ms for durations (pass scale 1 for the CSV's seconds). */
-export function fieldValues(records: readonly RequestRecord[], field: string, scale = fieldScale(field)): number[] {
-  const out: number[] = []
-  for (const r of records) {
-    const v = (r as unknown as Record<string, unknown>)[field]
-    if (r.success && typeof v === 'number') out.push(v * scale)
-  }
-  return out
+export function fieldValues(table: RecordTable, field: string, scale = fieldScale(field)): number[] {
+  return NUMERIC_FIELDS.has(field) ? table.known(field as NumericColumn, { scale }) : []
 }
 
 function aggregate(sorted: Float64Array, o: Objective): number {
@@ -85,8 +80,8 @@ export function holds(observed: number, o: Objective): boolean {
 }
 
 function notReported(run: BenchRun, field: string): string {
-  const ok = run.records.filter((r) => r.success).length
-  if (ok === 0) return `no request succeeded (0 of ${run.records.length}), so there is no ${field} to judge`
+  const ok = run.table.successes()
+  if (ok === 0) return `no request succeeded (0 of ${run.table.length}), so there is no ${field} to judge`
   if (!SERVER_FIELDS.has(field)) return `${field} is empty for every successful request`
   const variants = Object.entries(run.summary.server_timestamps)
     .map(([k, n]) => `${k}: ${n}`)
@@ -125,15 +120,17 @@ function perRequestLimits(objectives: Objective[]): Map<string, Objective> {
 /** Goodput (DistServe, vLLM): the fraction of all requests that succeeded and met every per-request limit. */
 export function goodput(run: BenchRun, objectives: Objective[]): { fraction: number; perSecond: number } {
   const limits = [...perRequestLimits(objectives).values()]
-  const good = run.records.filter(
-    (r) =>
-      r.success &&
-      limits.every((o) => {
-        const v = (r as unknown as Record<string, unknown>)[o.field]
-        return typeof v === 'number' && holds(v * fieldScale(o.field), o)
-      }),
-  ).length
-  const n = run.records.length
+  const { table } = run
+  // a field that is no numeric column is unknown for every request
+  const unknown = new Float64Array(table.length).fill(Number.NaN)
+  const columns = limits.map((o) => (NUMERIC_FIELDS.has(o.field) ? table.numbers(o.field as NumericColumn) : unknown))
+  let good = 0
+  for (let i = 0; i < table.length; i++) {
+    if (!table.success(i)) continue
+    // NaN (unknown) holds no comparison: a request without the field is not good
+    if (limits.every((o, k) => holds(((columns[k] as Float64Array)[i] as number) * fieldScale(o.field), o))) good++
+  }
+  const n = table.length
   return { fraction: n > 0 ? good / n : 0, perSecond: run.summary.duration_s > 0 ? good / run.summary.duration_s : 0 }
 }
 
@@ -207,12 +204,12 @@ export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = 
         objective: o,
         status: holds(observed, o) ? 'pass' : 'fail',
         observed,
-        samples: run.records.length,
+        samples: run.table.length,
         reason: undefined,
       }
     }
     // aggregated in the CSV's unit, then scaled: what `np.percentile(df[field], 99) * 1000` gives
-    const values = fieldValues(run.records, o.field, 1)
+    const values = fieldValues(run.table, o.field, 1)
     if (values.length === 0)
       return {
         objective: o,

@@ -1,6 +1,7 @@
+import { RecordTable } from '../record/record-table.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { newObservation } from '../send/observation.ts'
-import type { BenchRun } from '../summarise/bench-run.ts'
+import { type BenchRun, benchRun } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
 
 /**
@@ -39,16 +40,17 @@ export function syntheticRun(
     obs.finishMs = i * 10 + (row.ttftS ?? 0.01) * 1000 + 30
     return buildRecord(obs, { toRunSeconds: (e) => e }, obs.success ? undefined : 'http', true)
   })
+  const table = RecordTable.of(records)
   const figures = summariseRun({
-    records,
+    table,
     targetRate: 100,
     waitedForSlot: 0,
     eventLoopDelayMs: { p50: 0.1, p99: 0.5, max: 1 },
   })
   if (extra.lagP99Ms !== undefined) figures.dispatch_lag_ms = { p50: 0, p99: extra.lagP99Ms, max: extra.lagP99Ms }
-  return {
-    records,
-    summary: {
+  return benchRun(
+    table,
+    {
       ...figures,
       name: 'synthetic',
       started_at: '2026-01-01T00:00:00.000Z',
@@ -61,9 +63,10 @@ export function syntheticRun(
       warmup: { sent: 0, failed: 0 },
       tokenizer: { kind: 'words', source: 'synthetic', special_tokens: 0, prompts_as: 'text' },
       warnings: [],
+      load: { processes: 1, shard: null, start_epoch_ms: 0, receive_busy: 0.1 },
       goodput: null,
       server_metrics: null,
     },
-    files: { csv: '/runs/x/requests.csv', json: '/runs/x/summary.json' },
-  }
+    { csv: '/runs/x/requests.csv', json: '/runs/x/summary.json' },
+  )
 }

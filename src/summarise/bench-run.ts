@@ -1,3 +1,4 @@
+import type { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summary.ts'
 import type { RunSummary } from './run-summary.ts'
@@ -20,6 +21,16 @@ export interface RunContext {
   tokenizer: { kind: 'hf' | 'server' | 'words'; source: string; special_tokens: number; prompts_as: 'ids' | 'text' }
   warnings: string[]
   /**
+   * How the load was generated: threads on this host, this host's shard of a run over many, the run's start, and
+   * the busiest thread's receive side (its event loop's working fraction, waits for arrivals excluded).
+   */
+  load: {
+    processes: number
+    shard: { index: number; count: number } | null
+    start_epoch_ms: number
+    receive_busy: number
+  }
+  /**
    * With the `slo` option: the fraction of all requests that succeeded within every per-request limit, and per second.
    */
   goodput: { fraction: number; per_second: number; slo: Record<string, unknown> } | null
@@ -30,8 +41,22 @@ export interface RunContext {
 export interface BenchSummary extends RunSummary, RunContext {}
 
 export interface BenchRun {
-  /** One record per request, in finish order. */
-  records: RequestRecord[]
+  /** One row per request, in finish order, as compact columns: what the summary, the report and the matchers read. */
+  table: RecordTable
+  /** The same rows as records, made from `table` on each read (a long run keeps only the columns). */
+  readonly records: RequestRecord[]
   summary: BenchSummary
   files: { csv: string; json: string; html?: string; serverMetrics?: string }
+}
+
+/** A BenchRun whose `records` are made from its table when read. */
+export function benchRun(table: RecordTable, summary: BenchSummary, files: BenchRun['files']): BenchRun {
+  return {
+    table,
+    summary,
+    files,
+    get records() {
+      return table.records()
+    },
+  }
 }

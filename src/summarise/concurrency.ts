@@ -1,4 +1,4 @@
-import type { RequestRecord } from '../record/request-record.ts'
+import type { RecordTable } from '../record/record-table.ts'
 
 export interface ConcurrencySummary {
   /** Time-weighted mean of requests between arrival and finish. */
@@ -8,52 +8,90 @@ export interface ConcurrencySummary {
   series: Array<[number, number]>
 }
 
-/** A span of time something was in the system: [start, end] in seconds since the run's start. */
-export type Interval = readonly [start: number, end: number]
-
-/** Each interval as +1 at its start and −1 at its end, in time order (an end before a start at one instant). */
-export function intervalEvents(intervals: readonly Interval[]): Array<[number, number]> {
-  const events: Array<[number, number]> = []
-  for (const [start, end] of intervals) events.push([start, 1], [end, -1])
-  return events.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+/** Spans of time something was in the system, in seconds since the run's start: starts and ends, each sorted. */
+export interface Spans {
+  starts: Float64Array
+  ends: Float64Array
 }
 
-/** How many intervals are open at each instant of `grid` (ascending): aligned series for the report's charts. */
-export function levelsOnGrid(intervals: readonly Interval[], grid: readonly number[]): number[] {
-  const events = intervalEvents(intervals)
-  const out: number[] = []
-  let level = 0
+/** Each row's [start, end] where both are known, as sorted starts and sorted ends. */
+export function spansOf(
+  table: RecordTable,
+  start: 'arrival_time' | 'queue_time_start',
+  end: 'finish_time' | 'queue_time_end',
+): Spans {
+  const from = table.numbers(start)
+  const to = table.numbers(end)
+  const starts: number[] = []
+  const ends: number[] = []
+  for (let i = 0; i < table.length; i++) {
+    const s = from[i] as number
+    const e = to[i] as number
+    if (!Number.isNaN(s) && !Number.isNaN(e)) {
+      starts.push(s)
+      ends.push(e)
+    }
+  }
+  return { starts: Float64Array.from(starts).sort(), ends: Float64Array.from(ends).sort() }
+}
+
+/** Walks the spans' +1 (start) and −1 (end) events in time order, an end before a start at one instant. */
+function walk(spans: Spans, visit: (t: number, level: number) => void): void {
+  const { starts, ends } = spans
   let i = 0
+  let j = 0
+  let level = 0
+  while (i < starts.length || j < ends.length) {
+    if (j < ends.length && (i >= starts.length || (ends[j] as number) <= (starts[i] as number))) {
+      level--
+      visit(ends[j++] as number, level)
+    } else {
+      level++
+      visit(starts[i++] as number, level)
+    }
+  }
+}
+
+/** How many spans are open at each instant of `grid` (ascending): aligned series for the report's charts. */
+export function levelsOnGrid(spans: Spans, grid: readonly number[]): number[] {
+  const out: number[] = []
+  const times: number[] = []
+  const levels: number[] = []
+  walk(spans, (t, level) => {
+    times.push(t)
+    levels.push(level)
+  })
+  let k = 0
+  let level = 0
   for (const t of grid) {
-    while (i < events.length && (events[i] as [number, number])[0] <= t) level += (events[i++] as [number, number])[1]
+    while (k < times.length && (times[k] as number) <= t) level = levels[k++] as number
     out.push(level)
   }
   return out
 }
 
 /** Concurrency over time, from each request's arrival_time and finish_time (client clock). */
-export function concurrencyOverTime(records: readonly RequestRecord[], maxPoints = 500): ConcurrencySummary {
+export function concurrencyOverTime(table: RecordTable, maxPoints = 500): ConcurrencySummary {
   // a request never sent (an abort) never entered the system
-  const events = intervalEvents(
-    records.flatMap((r) => (r.finish_time === undefined ? [] : [[r.arrival_time, r.finish_time] as const])),
-  )
+  const spans = spansOf(table, 'arrival_time', 'finish_time')
+  const events = spans.starts.length * 2
+  const step = Math.max(1, Math.ceil(events / maxPoints))
   const series: Array<[number, number]> = []
-  let level = 0
   let peak = 0
   let area = 0
-  let last = events[0]?.[0] ?? 0
-  for (const [t, delta] of events) {
-    area += level * (t - last)
+  let first: number | undefined
+  let last = 0
+  let previous = 0
+  let k = 0
+  walk(spans, (t, level) => {
+    first ??= t
+    area += previous * (t - (k === 0 ? t : last))
     last = t
-    level += delta
+    previous = level
     peak = Math.max(peak, level)
-    series.push([t, level])
-  }
-  const span = (events.at(-1)?.[0] ?? 0) - (events[0]?.[0] ?? 0)
-  const step = Math.max(1, Math.ceil(series.length / maxPoints))
-  return {
-    mean: span > 0 ? area / span : 0,
-    max: peak,
-    series: series.filter((_, i) => i % step === 0 || i === series.length - 1),
-  }
+    if (k % step === 0 || k === events - 1) series.push([t, level])
+    k++
+  })
+  const span = last - (first ?? 0)
+  return { mean: span > 0 ? area / span : 0, max: peak, series }
 }

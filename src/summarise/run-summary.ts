@@ -1,5 +1,5 @@
 import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
-import type { RequestRecord } from '../record/request-record.ts'
+import type { RecordTable } from '../record/record-table.ts'
 import { type ConcurrencySummary, concurrencyOverTime } from './concurrency.ts'
 import { type Distribution, distribution } from './distribution.ts'
 
@@ -55,7 +55,7 @@ export interface RunSummary {
 }
 
 export interface SummaryInputs {
-  records: readonly RequestRecord[]
+  table: RecordTable
   targetRate: number
   eventLoopDelayMs: LagSummary
   waitedForSlot: number
@@ -63,93 +63,100 @@ export interface SummaryInputs {
   chat?: boolean
 }
 
-const count = <T>(items: readonly T[], key: (t: T) => string | undefined): Record<string, number> => {
-  const out: Record<string, number> = {}
-  for (const item of items) {
-    const k = key(item)
-    if (k !== undefined) out[k] = (out[k] ?? 0) + 1
+const sumOf = (values: readonly number[]): number => values.reduce((acc, v) => acc + v, 0)
+
+/** (n − 1) / span of the known values: a rate over instants. */
+const rateOver = (times: Float64Array): number | null => {
+  let n = 0
+  let lo = Number.POSITIVE_INFINITY
+  let hi = Number.NEGATIVE_INFINITY
+  for (const t of times) {
+    if (Number.isNaN(t)) continue
+    n++
+    if (t < lo) lo = t
+    if (t > hi) hi = t
   }
-  return out
+  return n >= 2 && hi > lo ? (n - 1) / (hi - lo) : null
 }
 
-const total = (records: readonly RequestRecord[], pick: (r: RequestRecord) => number | undefined): number =>
-  records.reduce((acc, r) => acc + (pick(r) ?? 0), 0)
+const known = (values: readonly number[]): Distribution | null => distribution(values) ?? null
 
-const rateOver = (times: number[]): number | null => {
-  if (times.length < 2) return null
-  const span = Math.max(...times) - Math.min(...times)
-  return span > 0 ? (times.length - 1) / span : null
-}
-
-const known = (rows: readonly RequestRecord[], pick: (r: RequestRecord) => number | undefined): Distribution | null =>
-  distribution(
-    rows.flatMap((r) => {
-      const v = pick(r)
-      return v === undefined ? [] : [v]
-    }),
-  ) ?? null
-
-function lengths(ok: readonly RequestRecord[], chat: boolean): RunSummary['lengths'] {
-  const both = ok.filter((r) => r.requested_prompt_tokens !== undefined && r.actual_prompt_tokens !== undefined)
-  const exact = both.filter((r) => r.requested_prompt_tokens === r.actual_prompt_tokens).length
+function lengths(table: RecordTable, chat: boolean): RunSummary['lengths'] {
+  const requested = table.numbers('requested_prompt_tokens')
+  const actual = table.numbers('actual_prompt_tokens')
+  const asked = table.numbers('expected_output_length')
+  const produced = table.numbers('actual_output_tokens')
+  let both = 0
+  let exact = 0
+  let short = 0
+  for (let i = 0; i < table.length; i++) {
+    if (!table.success(i)) continue
+    const r = requested[i] as number
+    const a = actual[i] as number
+    if (!Number.isNaN(r) && !Number.isNaN(a)) {
+      both++
+      if (r === a) exact++
+    }
+    if ((produced[i] as number) < (asked[i] as number)) short++
+  }
   return {
     prompt: {
-      requested: known(ok, (r) => r.requested_prompt_tokens),
-      actual: known(ok, (r) => r.actual_prompt_tokens),
+      requested: known(table.known('requested_prompt_tokens')),
+      actual: known(table.known('actual_prompt_tokens')),
       exact: chat ? null : exact,
-      differing: chat ? null : both.length - exact,
+      differing: chat ? null : both - exact,
     },
     output: {
-      requested: known(ok, (r) => r.expected_output_length),
-      actual: known(ok, (r) => r.actual_output_tokens),
-      short: ok.filter((r) => r.actual_output_tokens !== undefined && r.actual_output_tokens < r.expected_output_length)
-        .length,
+      requested: known(table.known('expected_output_length')),
+      actual: known(table.known('actual_output_tokens')),
+      short,
     },
   }
 }
 
 export function summariseRun(inputs: SummaryInputs): RunSummary {
-  const { records } = inputs
-  const ok = records.filter((r) => r.success)
+  const { table } = inputs
+  const n = table.length
+  const successes = table.successes()
   // the last response received: after an abort that is the abort, not a never-sent request's scheduled arrival
-  const duration = records.reduce((m, r) => Math.max(m, r.finish_time ?? 0), 0)
+  const duration = table.known('finish_time', { all: true }).reduce((m, v) => Math.max(m, v), 0)
   const metrics: RunSummary['metrics'] = {}
   for (const column of DURATION_COLUMNS) {
-    const source = column === 'dispatch_lag' ? records : ok
-    const values = source.flatMap((r) => (r[column] === undefined ? [] : [r[column]]))
-    const d = distribution(values, MS_PER_S)
+    const d = distribution(table.known(column, { all: column === 'dispatch_lag' }), MS_PER_S)
     if (d !== undefined) metrics[column] = d
   }
   const lag = metrics.dispatch_lag
-  const prompt = total(ok, (r) => r.actual_prompt_tokens)
-  const output = total(ok, (r) => r.actual_output_tokens)
-  const cached = total(ok, (r) => r.cached_tokens)
-  const per = (n: number): number => (duration > 0 ? n / duration : 0)
-  const promptKnown = ok.some((r) => r.actual_prompt_tokens !== undefined)
-  const outputKnown = ok.some((r) => r.actual_output_tokens !== undefined)
+  const prompts = table.known('actual_prompt_tokens')
+  const outputs = table.known('actual_output_tokens')
+  const cachedKnown = table.known('cached_tokens')
+  const prompt = sumOf(prompts)
+  const output = sumOf(outputs)
+  const per = (v: number): number => (duration > 0 ? v / duration : 0)
+  let warnings = 0
+  for (let i = 0; i < n; i++) if (table.success(i) && table.text('warning', i) !== undefined) warnings++
   return {
-    requests: records.length,
-    successes: ok.length,
-    failures: records.length - ok.length,
-    success_rate: records.length > 0 ? ok.length / records.length : 0,
+    requests: n,
+    successes,
+    failures: n - successes,
+    success_rate: n > 0 ? successes / n : 0,
     duration_s: duration,
-    request_throughput: per(ok.length),
-    input_token_throughput: promptKnown ? per(prompt) : null,
-    output_token_throughput: outputKnown ? per(output) : null,
-    total_token_throughput: promptKnown && outputKnown ? per(prompt + output) : null,
+    request_throughput: per(successes),
+    input_token_throughput: prompts.length > 0 ? per(prompt) : null,
+    output_token_throughput: outputs.length > 0 ? per(output) : null,
+    total_token_throughput: prompts.length > 0 && outputs.length > 0 ? per(prompt + output) : null,
     target_rate: Number.isFinite(inputs.targetRate) ? inputs.targetRate : null,
-    scheduled_rate: rateOver(records.map((r) => r.arrival_time)),
-    achieved_rate: rateOver(records.flatMap((r) => (r.router_send_time === undefined ? [] : [r.router_send_time]))),
+    scheduled_rate: rateOver(table.numbers('arrival_time')),
+    achieved_rate: rateOver(table.numbers('router_send_time')),
     dispatch_lag_ms: { p50: lag?.p50 ?? 0, p99: lag?.p99 ?? 0, max: lag?.max ?? 0 },
     event_loop_delay_ms: inputs.eventLoopDelayMs,
     waited_for_slot: inputs.waitedForSlot,
     metrics,
-    concurrency: concurrencyOverTime(records),
-    requests_per_host: count(records, (r) => r.host),
-    errors_by_type: count(records, (r) => r.error_type),
-    server_timestamps: count(records, (r) => r.server_timestamps),
-    cache_hit_rate: prompt > 0 && ok.some((r) => r.cached_tokens !== undefined) ? cached / prompt : null,
-    lengths: lengths(ok, inputs.chat === true),
-    rows_with_warnings: ok.filter((r) => r.warning !== undefined).length,
+    concurrency: concurrencyOverTime(table),
+    requests_per_host: table.counts('host'),
+    errors_by_type: table.counts('error_type'),
+    server_timestamps: table.counts('server_timestamps'),
+    cache_hit_rate: prompt > 0 && cachedKnown.length > 0 ? sumOf(cachedKnown) / prompt : null,
+    lengths: lengths(table, inputs.chat === true),
+    rows_with_warnings: warnings,
   }
 }

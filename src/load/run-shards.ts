@@ -1,0 +1,188 @@
+import { Worker } from 'node:worker_threads'
+import { type ClockOrigin, startRunClock } from '../common/clock.ts'
+import type { DatasetItem } from '../dataset/dataset-item.ts'
+import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
+import { buildRecord, type RequestRecord } from '../record/request-record.ts'
+import { newObservation } from '../send/observation.ts'
+import type { LagSummary } from '../summarise/run-summary.ts'
+import type { LoopCounts } from './run-loop.ts'
+import type { FromShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
+
+export interface ShardedRun {
+  /** The run's requests and their arrivals; shard k of `shards` sends requests k, k + stride, … */
+  items: readonly DatasetItem[]
+  arrivalsS: Float64Array
+  /** How many threads on this host, and (for one shard of a run over many hosts) which requests are ours. */
+  threads: number
+  host: { index: number; count: number }
+  /** The run's start, shared by every thread (and, through `startAt`, every host). */
+  origin: ClockOrigin | undefined
+  maxInFlight: number
+  spec: Omit<ShardSpec, 'items' | 'arrivalsS' | 'firstIndex' | 'stride' | 'maxInFlight'>
+  signal: AbortSignal | undefined
+  onRecord: (r: RequestRecord) => void
+  onProgress: ((p: ProgressSnapshot) => void) | undefined
+  /** Called with the run's start once every shard is ready: hooks and /metrics sampling start from it. */
+  onStart: (origin: ClockOrigin) => void
+}
+
+export interface ShardedResult {
+  waitedForSlot: number
+  eventLoopDelayMs: LagSummary
+  receiveBusy: number
+}
+
+/** The threads start within this margin after the last is ready, all at one instant. */
+const START_MARGIN_MS = 20
+const PROGRESS_EVERY_MS = 1000
+/** Each load thread's young generation (MB): small, so scavenges pause it ~0.3 ms, whatever node flags a user has. */
+const YOUNG_GENERATION_MB = 6
+
+const workerUrl = new URL(import.meta.url.endsWith('.ts') ? './shard-worker.ts' : './shard-worker.js', import.meta.url)
+
+/**
+ * Runs the schedule over `threads` load threads on this host: request i goes to thread (i / hosts) mod threads,
+ * each fires at the same absolute times one thread would, and every row comes back here (a crashed thread's
+ * unreported requests come back as failed rows). Returns once every request has its row.
+ */
+export async function runShards(run: ShardedRun): Promise<ShardedResult> {
+  const stride = run.threads * run.host.count
+  const workers: Worker[] = []
+  const counts: LoopCounts[] = []
+  const health: ShardHealth[] = []
+  const mine = (t: number): number[] => {
+    const out: number[] = []
+    for (let i = run.host.index + t * run.host.count; i < run.items.length; i += stride) out.push(i)
+    return out
+  }
+  const shares = Array.from({ length: run.threads }, (_, t) => mine(t))
+  const reported = shares.map((s) => new Uint8Array(s.length))
+  const total = shares.reduce((a, s) => a + s.length, 0)
+  const inFlightShare = (t: number): number =>
+    Number.isFinite(run.maxInFlight)
+      ? Math.floor(run.maxInFlight / run.threads) + (t < run.maxInFlight % run.threads ? 1 : 0)
+      : run.maxInFlight
+  let origin: ClockOrigin | undefined
+  const snapshot = (): ProgressSnapshot => {
+    const sum = (k: keyof LoopCounts): number => counts.reduce((a, c) => a + c[k], 0)
+    const elapsedS = origin === undefined ? 0 : Math.max(0, startRunClock(origin).nowMs() / 1000)
+    const sent = sum('sent')
+    const lastDue = (run.arrivalsS[run.arrivalsS.length - 1] as number) ?? 0
+    return {
+      total,
+      sent,
+      done: sum('done'),
+      inFlight: sum('inFlight'),
+      failures: sum('failures'),
+      elapsedS,
+      achievedRate: elapsedS > 0 ? sent / elapsedS : 0,
+      etaS: sent < total ? Math.max(0, lastDue - elapsedS) : undefined,
+    }
+  }
+  const finished = shares.map(async (share, t) => {
+    counts[t] = { sent: 0, done: 0, inFlight: 0, failures: 0, waitedForSlot: 0, spinMs: 0 }
+    const spec: ShardSpec = {
+      ...run.spec,
+      items: share.map((i) => run.items[i] as DatasetItem),
+      arrivalsS: Float64Array.from(share, (i) => run.arrivalsS[i] as number),
+      firstIndex: run.host.index + t * run.host.count,
+      stride,
+      maxInFlight: inFlightShare(t),
+    }
+    const worker = new Worker(workerUrl, {
+      workerData: spec,
+      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+      stdout: false,
+      stderr: false,
+    })
+    workers[t] = worker
+    const ready = new Promise<void>((resolve) => {
+      worker.on('message', (m: FromShard) => {
+        if (m.type === 'ready') resolve()
+        else if (m.type === 'rows') {
+          counts[t] = m.counts
+          const seen = reported[t] as Uint8Array
+          for (const r of m.rows) {
+            // req_id is `${runId}-${i}`, and this thread's k-th request is i = firstIndex + k · stride
+            const i = Number(r.req_id.slice(r.req_id.lastIndexOf('-') + 1))
+            seen[(i - spec.firstIndex) / stride] = 1
+            run.onRecord(r)
+          }
+        } else {
+          counts[t] = m.counts
+          health[t] = m.health
+        }
+      })
+    })
+    const exited = new Promise<Error | undefined>((resolve) => {
+      let failure: Error | undefined
+      worker.on('error', (err) => (failure = err))
+      worker.on('exit', (code) =>
+        resolve(failure ?? (code === 0 && health[t] !== undefined ? undefined : new Error(`exit code ${code}`))),
+      )
+    })
+    return { ready: Promise.race([ready, exited]), exited, spec }
+  })
+  const started = await Promise.all(finished)
+  await Promise.all(started.map((s) => s.ready))
+  origin = run.origin ?? startRunClockOrigin(START_MARGIN_MS)
+  run.onStart(origin)
+  for (const w of workers) w.postMessage({ type: 'go', origin } satisfies ToShard)
+  const forward = (): void => {
+    const reason = run.signal?.reason instanceof Error ? run.signal.reason.message : 'aborted'
+    for (const w of workers) w.postMessage({ type: 'abort', reason } satisfies ToShard)
+  }
+  if (run.signal?.aborted) forward()
+  else run.signal?.addEventListener('abort', forward, { once: true })
+  const progressTimer = setInterval(() => run.onProgress?.(snapshot()), PROGRESS_EVERY_MS)
+  try {
+    const failures = await Promise.all(started.map((s) => s.exited))
+    failures.forEach((failure, t) => {
+      if (failure !== undefined) lost(run, shares[t] as number[], reported[t] as Uint8Array, failure, origin)
+    })
+  } finally {
+    clearInterval(progressTimer)
+    run.signal?.removeEventListener('abort', forward)
+    await Promise.all(workers.map((w) => w.terminate()))
+  }
+  run.onProgress?.(snapshot())
+  const worst = (pick: (l: LagSummary) => number): number => Math.max(0, ...health.map((h) => pick(h.eventLoopDelayMs)))
+  return {
+    waitedForSlot: counts.reduce((a, c) => a + c.waitedForSlot, 0),
+    eventLoopDelayMs: { p50: worst((l) => l.p50), p99: worst((l) => l.p99), max: worst((l) => l.max) },
+    receiveBusy: Math.max(0, ...health.map((h) => h.receiveBusy)),
+  }
+}
+
+/** The run starts `marginMs` from now, on the host's monotonic clock and the epoch alike. */
+function startRunClockOrigin(marginMs: number): ClockOrigin {
+  const now = startRunClock().origin
+  return { monoMs: now.monoMs + marginMs, epochS: now.epochS + marginMs / 1000 }
+}
+
+/** A thread that died still owes its requests' rows: each one it never reported is failed with the reason. */
+function lost(
+  run: ShardedRun,
+  share: readonly number[],
+  reported: Uint8Array,
+  failure: Error,
+  origin: ClockOrigin | undefined,
+): void {
+  const clock = startRunClock(origin)
+  share.forEach((i, k) => {
+    if (reported[k] === 1) return
+    const item = run.items[i] as DatasetItem
+    const obs = newObservation({
+      index: i,
+      reqId: `${run.spec.runId}-${i}`,
+      inputLength: item.inputLength,
+      requestedPromptTokens: item.promptTokens,
+      expectedOutputLength: item.outputLen,
+      arrivalMs: (run.arrivalsS[i] as number) * 1000,
+      dispatchLagMs: 0,
+      host: run.spec.host,
+    })
+    obs.error = `the load thread sending it failed: ${failure.message}`
+    run.onRecord(buildRecord(obs, clock, 'other', run.spec.body.stream))
+  })
+}

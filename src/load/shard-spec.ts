@@ -1,0 +1,38 @@
+import type { ClockOrigin } from '../common/clock.ts'
+import type { DatasetItem } from '../dataset/dataset-item.ts'
+import type { RequestRecord } from '../record/request-record.ts'
+import type { BodyOptions } from '../send/request-body.ts'
+import type { SendContext } from '../send/send-request.ts'
+import type { LagSummary } from '../summarise/run-summary.ts'
+import type { LoopCounts } from './run-loop.ts'
+
+/** What one load shard (a thread) needs, all of it cloneable: its requests and how to send them. */
+export interface ShardSpec {
+  origin: string
+  host: string
+  runId: string
+  /** This shard's requests: the run's requests firstIndex, firstIndex + stride, … */
+  items: DatasetItem[]
+  arrivalsS: Float64Array
+  firstIndex: number
+  stride: number
+  maxInFlight: number
+  send: Omit<SendContext, 'pool' | 'signal' | 'nowMs'>
+  body: BodyOptions
+}
+
+/** The coordinator to a shard. */
+export type ToShard = { type: 'go'; origin: ClockOrigin } | { type: 'abort'; reason: string }
+
+/** What a shard saw of its own process: how late its loop ran and how busy it was reading. */
+export interface ShardHealth {
+  eventLoopDelayMs: LagSummary
+  /** The fraction of the run the shard's event loop spent working, waiting for arrivals excluded. */
+  receiveBusy: number
+}
+
+/** A shard to the coordinator. */
+export type FromShard =
+  | { type: 'ready' }
+  | { type: 'rows'; rows: RequestRecord[]; counts: LoopCounts }
+  | { type: 'done'; counts: LoopCounts; health: ShardHealth }
