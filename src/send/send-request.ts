@@ -15,6 +15,7 @@ import {
   LineTooLongError,
 } from './classify-error.ts'
 import type { Observation } from './observation.ts'
+import { parseChunk } from './parse-chunk.ts'
 import { API_PATHS, type Api } from './request-body.ts'
 
 export interface SendContext {
@@ -99,11 +100,7 @@ export async function sendRequest(
   }
 }
 
-async function readEventStream(
-  ctx: SendContext,
-  body: AsyncIterable<unknown> & { setEncoding(e: 'utf8'): unknown },
-  obs: Observation,
-): Promise<void> {
+async function readEventStream(ctx: SendContext, body: Readable, obs: Observation): Promise<void> {
   let done = false
   let failure: unknown
   let tooLong = false
@@ -120,7 +117,7 @@ async function readEventStream(
         return
       }
       try {
-        interpretPayload(ctx.api, JSON.parse(event.data), obs, ctx.nowMs())
+        interpretPayload(ctx.api, parseChunk(ctx.api, event.data), obs, ctx.nowMs())
       } catch (err) {
         failure = err
       }
@@ -135,12 +132,26 @@ async function readEventStream(
       failure = errorInField(err) ?? failure
     },
   })
+  // 'data' events, not for-await: no promise per chunk; [DONE] ends the response even where the server keeps
+  // the body open (pings, or silence)
   body.setEncoding('utf8')
-  for await (const chunk of body) {
-    parser.feed(chunk as string)
-    // [DONE] ends the response even where the server keeps the body open (pings, or silence)
-    if (failure !== undefined || done || tooLong) break
-  }
+  await new Promise<void>((resolve, reject) => {
+    const stop = (): void => {
+      body.off('data', onData)
+      body.off('end', resolve)
+      body.off('error', reject)
+      resolve()
+    }
+    const onData = (chunk: string): void => {
+      parser.feed(chunk)
+      if (failure !== undefined || done || tooLong) stop()
+    }
+    body.on('data', onData)
+    body.once('end', resolve)
+    body.once('error', reject)
+  })
+  // a body left unread after [DONE] is closed: its socket is not reused for the next request mid-stream
+  if (!body.readableEnded) body.destroy()
   if (failure === undefined && !done) parser.reset({ consume: true })
   if (failure !== undefined) throw failure
   if (!done) throw new IncompleteStreamError(`stream ended without [DONE] after ${obs.chunks} chunks`)
