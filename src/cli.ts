@@ -7,6 +7,7 @@ const HELP = `vitest-llm-perf <command> [flags]
 Commands:
   sim-server   a simulated SGLang worker (python -m sglang.launch_server's HTTP protocol)
   sim-router   a simulated SGLang router (python -m sglang_router.launch_router)
+  merge        merges the folders of a run's shards (benchRequests' \`shard\`) into one run's
 
 Run \`vitest-llm-perf <command> --help\` for a command's flags.`
 
@@ -24,6 +25,10 @@ const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<
       import('./sim/router/router-help.ts'),
     ])
     return { run: runSimRouter, help: ROUTER_HELP }
+  },
+  merge: async () => {
+    const { runMerge, MERGE_HELP } = await import('./load/merge-runs.ts')
+    return { run: runMerge, help: MERGE_HELP }
   },
 }
 

@@ -71,6 +71,8 @@ export async function shardMain(spec: ShardSpec, port: NonNullable<typeof parent
   // the histogram records the whole interval between its 1 ms timer's callbacks; the delay is what exceeds it
   const ms = (ns: number): number => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) : 0)
   flush()
+  if (process.env.DEBUG_SHARD_HEAP)
+    console.error('shard heap', JSON.stringify((await import('node:v8')).getHeapStatistics()))
   post({
     type: 'done',
     counts,

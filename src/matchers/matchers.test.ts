@@ -99,11 +99,23 @@ test('a run whose load generator fell behind is invalid, neither passed nor fail
     () => expect(late).not.toMeetSlo({ ttft: { p99: 500 } }),
   ]) {
     expect(failure(assertion)).toContain(
-      'Invalid run: the load generator fell behind: dispatch lag p99 80.0 ms > 25 ms (maxDispatchLagMs). ' +
-        'It says nothing about the server',
+      'Invalid run: the load generator fell behind: dispatch lag p99 80.0 ms > 25 ms (maxDispatchLagMs) with 1 ' +
+        "load thread; spread the load over more cores with benchRequests' `processes` (a number, or 'auto'), or " +
+        'over hosts with `shard`. It says nothing about the server',
     )
   }
   expect(late).toMeetSlo({ ttft: { p99: 500 } }, { maxDispatchLagMs: 100 })
+})
+
+test('a run whose load generator could not read the responses in time is invalid too (the receive side)', () => {
+  const rows = Array.from({ length: 100 }, () => ({ ttftS: 0.01 }))
+  const saturated = syntheticRun(rows, { receiveBusy: 0.97 })
+  expect(failure(() => expect(saturated).toMeetSlo({ ttft: { p99: 500 } }))).toContain(
+    'Invalid run: the load generator could not read the responses as fast as they came: its busiest thread ' +
+      'worked 97 % of the run (waits for arrivals excluded) > 90 % (maxReceiveBusy) with 1 load thread',
+  )
+  expect(saturated).toMeetSlo({ ttft: { p99: 500 } }, { maxReceiveBusy: 0.99 })
+  expect(syntheticRun(rows, { receiveBusy: 0.5 })).toMeetSlo({ ttft: { p99: 500 } })
 })
 
 test('success_rate and goodput: failed requests count against both', () => {

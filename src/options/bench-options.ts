@@ -75,7 +75,15 @@ export const benchOptionsSchema = z.strictObject({
    * server on this host. @default 1
    */
   processes: z
-    .union([z.int().positive(), z.literal('auto')], { error: "expected a positive integer or 'auto'" })
+    .union(
+      [
+        z
+          .int({ error: "expected a positive integer or 'auto'" })
+          .positive({ error: "expected a positive integer or 'auto'" }),
+        z.literal('auto'),
+      ],
+      { error: "expected a positive integer or 'auto'" },
+    )
     .default(1),
   /**
    * One shard of a run spread over hosts: this host sends requests index, index + count, … of the one seeded

@@ -75,7 +75,7 @@ function extendTest() {
           ...(meta.llmPerf ?? []),
           { ...compactSummary(run), ...(invalid === undefined ? {} : { invalid }) },
         ]
-        await annotate(`requests.csv (${run.records.length} rows)`, 'llm-perf:csv', {
+        await annotate(`requests.csv (${run.table.length} rows)`, 'llm-perf:csv', {
           path: run.files.csv,
           contentType: 'text/csv',
         })

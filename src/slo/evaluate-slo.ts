@@ -17,6 +17,11 @@ export interface SloOptions {
   maxDispatchLagMs?: number
   /** Likewise for the client's event-loop delay p99. @default 50 */
   maxEventLoopDelayMs?: number
+  /**
+   * Likewise when a load thread's event loop was busy for more than this fraction of the run, waits for arrivals
+   * excluded: it could not read the responses as fast as they came, so their times are the client's. @default 0.9
+   */
+  maxReceiveBusy?: number
 }
 
 export type ObjectiveStatus = 'pass' | 'fail' | 'too_few_samples' | 'not_reported'
@@ -39,6 +44,11 @@ export interface SloEvaluation {
 
 const DEFAULT_MAX_LAG_MS = 25
 const DEFAULT_MAX_LOOP_DELAY_MS = 50
+const DEFAULT_MAX_RECEIVE_BUSY = 0.9
+/** What to do when the client is the bottleneck. */
+const MORE_PROCESSES =
+  "spread the load over more cores with benchRequests' `processes` (a number, or 'auto'), or over hosts with `shard`"
+
 const SERVER_FIELDS = new Set([
   'ttft',
   'queue_time_in_server',
@@ -143,19 +153,28 @@ const MAX_SIMULATOR_BEHIND_S = 0.1
  */
 export function invalidRun(
   s: BenchSummary,
-  options: Pick<SloOptions, 'maxDispatchLagMs' | 'maxEventLoopDelayMs'> = {},
+  options: Pick<SloOptions, 'maxDispatchLagMs' | 'maxEventLoopDelayMs' | 'maxReceiveBusy'> = {},
 ): string | undefined {
   const lagLimit = options.maxDispatchLagMs ?? DEFAULT_MAX_LAG_MS
   const loopLimit = options.maxEventLoopDelayMs ?? DEFAULT_MAX_LOOP_DELAY_MS
+  const busyLimit = options.maxReceiveBusy ?? DEFAULT_MAX_RECEIVE_BUSY
+  const threads = `${s.load.processes} load thread${s.load.processes === 1 ? '' : 's'}`
   if (s.dispatch_lag_ms.p99 > lagLimit)
     return (
       `the load generator fell behind: dispatch lag p99 ${s.dispatch_lag_ms.p99.toFixed(1)} ms > ${lagLimit} ms ` +
-      '(maxDispatchLagMs)'
+      `(maxDispatchLagMs) with ${threads}; ${MORE_PROCESSES}`
     )
   if (s.event_loop_delay_ms.p99 > loopLimit)
     return (
       `the load generator fell behind: event-loop delay p99 ${s.event_loop_delay_ms.p99.toFixed(1)} ms > ` +
-      `${loopLimit} ms (maxEventLoopDelayMs)`
+      `${loopLimit} ms (maxEventLoopDelayMs) with ${threads}; ${MORE_PROCESSES}`
+    )
+  if (s.load.receive_busy > busyLimit)
+    return (
+      'the load generator could not read the responses as fast as they came: its busiest thread worked ' +
+      `${(s.load.receive_busy * 100).toFixed(0)} % of the run (waits for arrivals excluded) > ` +
+      `${(busyLimit * 100).toFixed(0)} % (maxReceiveBusy) with ${threads}, so token times are partly the client's; ` +
+      MORE_PROCESSES
     )
   const allowed = Math.max(MAX_SIMULATOR_BEHIND_S, 0.01 * s.duration_s)
   const behind = Object.entries(s.server_metrics?.simulator_fell_behind_s ?? {}).filter(([, v]) => v > allowed)

@@ -10,7 +10,7 @@ import { summariseRun } from '../summarise/run-summary.ts'
  */
 export function syntheticRun(
   rows: Array<{ ttftS?: number; queueS?: number; ok?: boolean; host?: string }>,
-  extra: { lagP99Ms?: number } = {},
+  extra: { lagP99Ms?: number; receiveBusy?: number } = {},
 ): BenchRun {
   const records: RequestRecord[] = rows.map((row, i) => {
     const obs = newObservation({
@@ -63,7 +63,7 @@ export function syntheticRun(
       warmup: { sent: 0, failed: 0 },
       tokenizer: { kind: 'words', source: 'synthetic', special_tokens: 0, prompts_as: 'text' },
       warnings: [],
-      load: { processes: 1, shard: null, start_epoch_ms: 0, receive_busy: 0.1 },
+      load: { processes: 1, shard: null, start_epoch_ms: 0, receive_busy: extra.receiveBusy ?? 0.1 },
       goodput: null,
       server_metrics: null,
     },

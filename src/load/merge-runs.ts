@@ -1,0 +1,163 @@
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { parse } from 'csv-parse/sync'
+import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
+import { LlmPerfError } from '../common/errors.ts'
+import { CsvWriter } from '../record/csv-writer.ts'
+import { RecordTable } from '../record/record-table.ts'
+import type { RequestRecord } from '../record/request-record.ts'
+import { htmlReport } from '../report/html-report.ts'
+import { goodput } from '../slo/evaluate-slo.ts'
+import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
+import { type BenchSummary, benchRun } from '../summarise/bench-run.ts'
+import { summariseRun } from '../summarise/run-summary.ts'
+
+export const MERGE_HELP = `vitest-llm-perf merge DIR... --out DIR
+
+Merges the output folders of a run's shards (benchRequests with \`shard\` and one \`startAt\`, one per host)
+into the folder one process would have written: requests.csv (every row, in finish order), summary.json
+(percentiles over all rows) and report.html. server-metrics.csv is shard 0's (every shard sampled the
+same servers).`
+
+interface Shard {
+  dir: string
+  summary: BenchSummary
+  rows: RequestRecord[]
+}
+
+const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
+const FLAGS = new Set(['success', 'has_generated_text'])
+
+/** One requests.csv row back as the record it was written from: empty cells are unknown. */
+function recordOf(row: Record<string, string>): RequestRecord {
+  const out: Record<string, unknown> = {}
+  for (const c of CSV_COLUMNS) {
+    const cell = row[c] ?? ''
+    out[c] = FLAGS.has(c) ? cell === 'true' : cell === '' ? undefined : NUMERIC.has(c) ? Number(cell) : cell
+  }
+  return out as unknown as RequestRecord
+}
+
+function readShard(dir: string): Shard {
+  const json = join(dir, 'summary.json')
+  const csv = join(dir, 'requests.csv')
+  if (!existsSync(json) || !existsSync(csv))
+    throw new LlmPerfError(
+      'LLMPERF_INVALID_ARGUMENT',
+      `${dir}: expected a run's folder with summary.json and requests.csv`,
+    )
+  const summary = JSON.parse(readFileSync(json, 'utf8')) as BenchSummary
+  const rows = (
+    parse(readFileSync(csv), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>
+  ).map(recordOf)
+  return { dir, summary, rows }
+}
+
+/** The shards must be one run's: one seed, schedule and start, every index once. */
+function checkShards(shards: Shard[]): void {
+  const problems: string[] = []
+  const first = shards[0] as Shard
+  const count = first.summary.load?.shard?.count
+  for (const s of shards) {
+    const shard = s.summary.load?.shard
+    if (shard === undefined || shard === null) problems.push(`${s.dir}: not a shard (its run had no \`shard\` option)`)
+    else if (shard.count !== count)
+      problems.push(`${s.dir}: shard of ${shard.count}, the first folder's is of ${count}`)
+    if (s.summary.seed !== first.summary.seed)
+      problems.push(`${s.dir}: seed ${s.summary.seed}, not ${first.summary.seed}`)
+    if (s.summary.load?.start_epoch_ms !== first.summary.load?.start_epoch_ms)
+      problems.push(`${s.dir}: started at ${s.summary.load?.start_epoch_ms}, not ${first.summary.load?.start_epoch_ms}`)
+  }
+  if (problems.length === 0 && count !== undefined) {
+    const seen = shards.map((s) => s.summary.load.shard?.index as number)
+    for (let i = 0; i < count; i++) {
+      const n = seen.filter((x) => x === i).length
+      if (n === 0) problems.push(`shard ${i} of ${count} is missing`)
+      if (n > 1) problems.push(`shard ${i} of ${count} is given ${n} times`)
+    }
+  }
+  if (problems.length > 0)
+    throw new LlmPerfError('LLMPERF_INVALID_ARGUMENT', `cannot merge these folders:\n  ${problems.join('\n  ')}`)
+}
+
+/** Merges shard folders into `out`; returns the merged summary. */
+export async function mergeRuns(dirs: readonly string[], out: string): Promise<BenchSummary> {
+  if (dirs.length === 0)
+    throw new LlmPerfError('LLMPERF_INVALID_ARGUMENT', 'merge: expected at least one folder to merge')
+  const shards = dirs
+    .map((d) => readShard(resolve(d)))
+    .sort((a, b) => (a.summary.load.shard?.index ?? 0) - (b.summary.load.shard?.index ?? 0))
+  checkShards(shards)
+  const first = shards[0] as Shard
+  mkdirSync(out, { recursive: true })
+  // in finish order, as one process writes them; never-sent rows (no finish) by arrival, last
+  const rows = shards
+    .flatMap((s) => s.rows)
+    .sort(
+      (a, b) =>
+        (a.finish_time ?? Number.POSITIVE_INFINITY) - (b.finish_time ?? Number.POSITIVE_INFINITY) ||
+        a.arrival_time - b.arrival_time,
+    )
+  const table = RecordTable.of(rows)
+  const csv = new CsvWriter(join(out, 'requests.csv'))
+  for (const r of rows) csv.write(r)
+  await csv.close()
+  const worst = (pick: (s: BenchSummary) => number): number => Math.max(0, ...shards.map((s) => pick(s.summary)))
+  const options = first.summary.options as { rate?: number | string; api?: string; slo?: SloSpec }
+  const figures = summariseRun({
+    table,
+    targetRate: typeof options.rate === 'number' ? options.rate : Number.POSITIVE_INFINITY,
+    waitedForSlot: shards.reduce((a, s) => a + s.summary.waited_for_slot, 0),
+    chat: options.api === 'chat',
+    eventLoopDelayMs: {
+      p50: worst((s) => s.event_loop_delay_ms.p50),
+      p99: worst((s) => s.event_loop_delay_ms.p99),
+      max: worst((s) => s.event_loop_delay_ms.max),
+    },
+  })
+  const summary: BenchSummary = {
+    ...first.summary,
+    ...figures,
+    warmup: {
+      sent: shards.reduce((a, s) => a + s.summary.warmup.sent, 0),
+      failed: shards.reduce((a, s) => a + s.summary.warmup.failed, 0),
+    },
+    warnings: [...new Set(shards.flatMap((s) => s.summary.warnings))],
+    load: {
+      processes: shards.reduce((a, s) => a + s.summary.load.processes, 0),
+      shard: null,
+      start_epoch_ms: first.summary.load.start_epoch_ms,
+      receive_busy: worst((s) => s.load.receive_busy),
+    },
+    merged_from: shards.map((s) => s.dir),
+  } as BenchSummary
+  if (options.slo !== undefined) {
+    const gp = goodput(benchRun(table, summary, { csv: csv.path, json: '' }), normalizeSpec(options.slo))
+    summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: options.slo as Record<string, unknown> }
+  }
+  writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`)
+  const metrics = join(first.dir, 'server-metrics.csv')
+  if (existsSync(metrics)) copyFileSync(metrics, join(out, 'server-metrics.csv'))
+  const title = `${summary.name ?? `${table.length} requests`} (${shards.length} shards merged)`
+  writeFileSync(join(out, 'report.html'), htmlReport(title, table, summary))
+  return summary
+}
+
+/** `vitest-llm-perf merge DIR... --out DIR` */
+export async function runMerge(argv: string[]): Promise<void> {
+  const at = argv.indexOf('--out')
+  const out = at >= 0 ? argv[at + 1] : undefined
+  const dirs = argv.filter((_, i) => i !== at && i !== at + 1)
+  if (out === undefined || out.startsWith('--'))
+    throw new LlmPerfError(
+      'LLMPERF_INVALID_ARGUMENT',
+      `merge: expected --out DIR (the merged run's folder)\n\n${MERGE_HELP}`,
+    )
+  const unknown = dirs.filter((d) => d.startsWith('--'))
+  if (unknown.length > 0)
+    throw new LlmPerfError('LLMPERF_INVALID_ARGUMENT', `merge: unknown flag ${unknown.join(', ')}\n\n${MERGE_HELP}`)
+  const summary = await mergeRuns(dirs, resolve(out))
+  process.stdout.write(
+    `merged ${dirs.length} shards: ${summary.requests} requests, ${summary.successes} succeeded → ${resolve(out)}\n`,
+  )
+}
