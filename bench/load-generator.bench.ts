@@ -1,29 +1,28 @@
 import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
-import { type BenchRun, benchRequests } from '../src/index.ts'
-import { arrivalSchedule } from '../src/schedule/arrival-schedule.ts'
 
-/** Heap in use after a full collection has finished sweeping (heapUsed right after gc() still counts unswept pages). */
-async function settledHeap(gc: (() => void) | undefined): Promise<number> {
-  gc?.()
-  await new Promise((r) => setTimeout(r, 100))
-  gc?.()
-  return process.memoryUsage().heapUsed
+interface ChildFigures {
+  cpuUs: number
+  chunks: number
+  maxRssKb: number
+  requests: number
+  successRate: number
+  lag: { p50: number; p99: number; max: number }
+  loop: { p99: number }
+  processes: number
+  receiveBusy: number
+  achieved: number | null
+  scheduled: number | null
 }
 
-/**
- * 10,000 requests at 1,000 req/s against a zero-latency streaming server in its own process: how precisely
- * and cheaply the client keeps a schedule. Targets: p99 lag ≤ 1 ms, achieved/target ≥ 0.99, ≤ 2 KB/request.
- *
- * The schedule is normalised (`normalize: true`: the last arrival at N/rate), so achieved/target measures
- * the client and not the draw: a free-running Poisson schedule's own rate over 10,000 gaps has a 1 %
- * standard deviation (seed 1 draws 978 req/s), which the figures print beside it.
- */
-export async function loadGeneratorBench(requests = 10_000, rate = 1000): Promise<Record<string, string>> {
-  const server = execa(process.execPath, [fileURLToPath(new URL('./zero-latency-server.ts', import.meta.url))], {
+const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url))
+
+/** A zero-latency streaming server in its own process: what is measured is the client alone. */
+async function startServer(paced: boolean): Promise<{ url: string; stop: () => Promise<void> }> {
+  const server = execa(process.execPath, [here('./zero-latency-server.ts'), ...(paced ? ['--paced'] : [])], {
     buffer: false,
     stdout: 'pipe',
     reject: false,
@@ -31,78 +30,85 @@ export async function loadGeneratorBench(requests = 10_000, rate = 1000): Promis
   const port = await new Promise<number>((resolve) =>
     server.stdout?.on('data', (d: Buffer) => resolve(Number(/listening (\d+)/u.exec(d.toString())?.[1]))),
   )
+  return {
+    url: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      server.kill()
+      await server
+    },
+  }
+}
+
+/** Runs `benchRequests` in a fresh plain `node` and returns its figures. */
+async function measure(url: string, options: Record<string, unknown>): Promise<ChildFigures> {
+  const json = JSON.stringify(options, (_, v: unknown) => (v === Number.POSITIVE_INFINITY ? 'Infinity' : v))
+  const dir = mkdtempSync(join(tmpdir(), 'bench-'))
+  const { stdout } = await execa(process.execPath, [here('./load-child.ts'), url, json, join(dir, 'run')])
+  return JSON.parse(stdout.trim().split('\n').at(-1) as string) as ChildFigures
+}
+
+const ms = (v: number): string => v.toFixed(2)
+
+/**
+ * The load generator's figures beside issue 12's targets, each in a fresh plain `node`: CPU per streamed chunk
+ * and chunks/s per core (closed loop, 128-token streams arriving one chunk per packet), peak RSS per request
+ * (2,000 vs 20,000 requests), and dispatch lag at 1,000 req/s × 8 tokens for 1, 2 and 'auto' processes.
+ */
+export async function loadGeneratorBench(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {}
+  const paced = await startServer(true)
   try {
-    const target = { url: `http://127.0.0.1:${port}` }
-    const dataset = { kind: 'random', inputLen: 16, outputLen: 3 } as const
-    // figures are for a warm process, as a perf worker is after its first test: a cold one spends its first
-    // second compiling the send and record paths, which alone made 15–30 of its arrivals late
-    await benchRequests(target, {
-      rate,
+    const chunks = await measure(paced.url, {
+      rate: Number.POSITIVE_INFINITY,
+      maxInFlight: 32,
       requests: 2000,
-      seed: 2,
-      normalize: true,
-      dataset,
-      outDir: mkdtempSync(join(tmpdir(), 'bench-')),
-    })
-    const gc = (globalThis as { gc?: () => void }).gc
-    gc?.()
-    const cpuBefore = process.cpuUsage()
-    let run: BenchRun | undefined = await benchRequests(target, {
-      rate,
-      requests,
       seed: 1,
-      normalize: true,
-      warmup: 200,
-      dataset,
-      outDir: mkdtempSync(join(tmpdir(), 'bench-')),
+      metricsIntervalMs: 0,
+      dataset: { kind: 'random', inputLen: 16, outputLen: 128, rangeRatio: 1 },
     })
-    const cpu = process.cpuUsage(cpuBefore)
-    // what the records cost: the heap with them, then without them (everything else alike)
-    const heapWith = await settledHeap(gc)
-    const s = run.summary
-    const retained = run.records.length
-    run = undefined
-    const heapWithout = await settledHeap(gc)
-    // the same work with no arrivals to wait for: what a request costs the client without the dispatcher's busy-wait
-    const cpuClosedBefore = process.cpuUsage()
-    await benchRequests(target, {
-      rate: Infinity,
-      maxInFlight: 8,
-      requests,
-      seed: 1,
-      dataset,
-      outDir: mkdtempSync(join(tmpdir(), 'bench-')),
-    })
-    const cpuClosed = process.cpuUsage(cpuClosedBefore)
-    const freeRunning = arrivalSchedule({
-      rate,
-      requests,
-      seed: 1,
-      arrival: 'poisson',
-      burstiness: 1,
-      normalize: false,
-    })
-    const freeRate = (requests - 1) / (freeRunning[requests - 1] as number)
-    return {
-      requests: String(requests),
-      'success rate': s.success_rate.toFixed(4),
-      'dispatch lag p50 / p99 / max (ms)': `${s.dispatch_lag_ms.p50.toFixed(3)} / ${s.dispatch_lag_ms.p99.toFixed(3)} / ${s.dispatch_lag_ms.max.toFixed(3)}`,
-      'event-loop delay p99 (ms)': s.event_loop_delay_ms.p99.toFixed(3),
-      'target / scheduled (normalised) / achieved rate (req/s)': `${rate} / ${s.scheduled_rate?.toFixed(1)} / ${s.achieved_rate?.toFixed(1)}`,
-      'achieved / target': ((s.achieved_rate ?? 0) / rate).toFixed(4),
-      'achieved / scheduled': ((s.achieved_rate ?? 0) / (s.scheduled_rate ?? 1)).toFixed(4),
-      'free-running Poisson schedule, seed 1 (req/s)': `${freeRate.toFixed(1)} (σ over 10,000 gaps: 1 %)`,
-      'client CPU per request (µs)': ((cpu.user + cpu.system) / requests).toFixed(1),
-      '  of which not waiting for arrivals (rate ∞, 8 in flight)': (
-        (cpuClosed.user + cpuClosed.system) /
-        requests
-      ).toFixed(1),
-      'memory per retained request (bytes)':
-        gc === undefined ? 'run with --expose-gc' : ((heapWith - heapWithout) / retained).toFixed(0),
-      'retained records': String(retained),
+    const perChunk = chunks.cpuUs / chunks.chunks
+    out['client CPU per streamed chunk (µs; target ≤ 10)'] =
+      `${perChunk.toFixed(2)}  (2,000 × 128-token SGLang streams, 32 in flight, one chunk per packet)`
+    out['chunks/s per core (target ≥ 100,000)'] = (1e6 / perChunk).toFixed(0)
+  } finally {
+    await paced.stop()
+  }
+  const server = await startServer(false)
+  try {
+    const memoryRun = (requests: number) =>
+      measure(server.url, {
+        rate: 2000,
+        requests,
+        seed: 1,
+        metricsIntervalMs: 0,
+        dataset: { kind: 'random', inputLen: 16, outputLen: 8 },
+        warm: false,
+      })
+    const small = await memoryRun(2000)
+    const large = await memoryRun(20_000)
+    out['peak RSS at 2,000 / 20,000 requests (MiB)'] =
+      `${(small.maxRssKb / 1024).toFixed(0)} / ${(large.maxRssKb / 1024).toFixed(0)}  (2,000 req/s, 16-word prompts, 8 tokens)`
+    out['peak RSS growth per request (bytes; target ≤ 2,048)'] = (
+      ((large.maxRssKb - small.maxRssKb) * 1024) /
+      18_000
+    ).toFixed(0)
+    const cores = availableParallelism()
+    for (const processes of [1, 2, 'auto'] as const) {
+      const f = await measure(server.url, {
+        rate: 1000,
+        requests: 5000,
+        seed: 1,
+        processes,
+        dataset: { kind: 'random', inputLen: 16, outputLen: 8 },
+      })
+      out[`processes ${processes === 'auto' ? `'auto' (= ${f.processes} of ${cores} cores)` : processes}`] =
+        `lag p50 / p99 / max ${ms(f.lag.p50)} / ${ms(f.lag.p99)} / ${ms(f.lag.max)} ms (target p99 ≤ 3) · ` +
+        `loop delay p99 ${ms(f.loop.p99)} ms · rows ${f.requests}/5000 · success ${f.successRate} · ` +
+        `achieved/scheduled ${((f.achieved ?? 0) / (f.scheduled ?? 1)).toFixed(4)} · ` +
+        `CPU ${(f.cpuUs / f.chunks).toFixed(1)} µs/chunk (busy-wait for arrivals included) · receive busy ${(f.receiveBusy * 100).toFixed(0)} %`
     }
   } finally {
-    server.kill()
-    await server
+    await server.stop()
   }
+  return out
 }

@@ -12,11 +12,9 @@ const print = (title: string, figures: Record<string, string>): void => {
 }
 
 print(
-  'Load generator: 10,000 requests at 1,000 req/s, zero-latency streaming server (own process)',
+  'Load generator: each figure from a fresh plain `node` against a zero-latency streaming server (own process)',
   await loadGeneratorBench(),
 )
-// the first bench's garbage should not be collected in the middle of the second one's probes
-;(globalThis as { gc?: () => void }).gc?.()
 print(
   'Simulator: ~600 concurrent streams on one sim-server process (load from one process, probes from another; same host)',
   await simulatorBench(),
