@@ -8,7 +8,8 @@ import { benchRequests } from '../src/index.ts'
 const url = process.argv[2] as string
 const options = JSON.parse(process.argv[3] as string, (_, v: unknown) => (v === 'Infinity' ? Infinity : v))
 const outDir = process.argv[4] as string
-if (options.warm !== false) await benchRequests({ url }, { ...options, requests: 1000, seed: 99, outDir: `${outDir}-warm` })
+if (options.warm !== false)
+  await benchRequests({ url }, { ...options, requests: 1000, seed: 99, outDir: `${outDir}-warm` })
 delete options.warm
 const cpu0 = process.cpuUsage()
 const run = await benchRequests({ url }, { ...options, outDir })
