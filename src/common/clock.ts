@@ -30,7 +30,8 @@ export function epochNowMs(): number {
 
 /**
  * The host's monotonic clock in ms: process.hrtime is CLOCK_MONOTONIC, shared by every thread and process,
- * where each thread's performance.now() counts from its own start. Allocates a bigint: read it to anchor, not per event.
+ * where each thread's performance.now() counts from its own start. Allocates a bigint: read it to anchor, not
+ * per event.
  */
 export function hostMonoMs(): number {
   return Number(process.hrtime.bigint()) / 1e6

@@ -108,18 +108,27 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
 
 /** Request k's observation as its arrival fires (or, after an abort, as it is abandoned). */
 function observe(inp: RunLoopInputs, k: number, lagMs: number): Observation {
-  const item = inp.items[k] as DatasetItem
-  return newObservation({
-    // the observation indexes this loop's items; the request id carries the run's index
+  // the observation indexes this loop's items; the request id carries the run's index
+  return requestObservation(inp.items[k] as DatasetItem, {
     index: k,
     reqId: `${inp.runId}-${inp.firstIndex + k * inp.stride}`,
-    inputLength: item.inputLength,
-    requestedPromptTokens: item.promptTokens,
-    chat: inp.body.api === 'chat',
-    expectedOutputLength: item.outputLen,
     arrivalMs: (inp.arrivalsS[k] as number) * 1000,
     dispatchLagMs: lagMs,
     host: inp.host,
+    chat: inp.body.api === 'chat',
+  })
+}
+
+/** A request's observation before it is sent: what its dataset item and its arrival say. */
+export function requestObservation(
+  item: DatasetItem,
+  at: Pick<Observation, 'index' | 'reqId' | 'arrivalMs' | 'dispatchLagMs' | 'host' | 'chat'>,
+): Observation {
+  return newObservation({
+    ...at,
+    inputLength: item.inputLength,
+    requestedPromptTokens: item.promptTokens,
+    expectedOutputLength: item.outputLen,
   })
 }
 

@@ -1,11 +1,10 @@
 import { Worker } from 'node:worker_threads'
-import { type ClockOrigin, startRunClock } from '../common/clock.ts'
+import { type ClockOrigin, epochNowMs, originAt, type RunClock, startRunClock } from '../common/clock.ts'
 import type { DatasetItem } from '../dataset/dataset-item.ts'
 import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
-import { newObservation } from '../send/observation.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
-import type { LoopCounts } from './run-loop.ts'
+import { type LoopCounts, newCounts, requestObservation } from './run-loop.ts'
 import type { FromShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
 
 export interface ShardedRun {
@@ -47,12 +46,13 @@ const workerUrl = new URL(import.meta.url.endsWith('.ts') ? './shard-worker.ts' 
  */
 export async function runShards(run: ShardedRun): Promise<ShardedResult> {
   const stride = run.threads * run.host.count
-  const workers: Worker[] = []
   const counts: LoopCounts[] = []
   const health: ShardHealth[] = []
+  // thread t of this host sends requests firstOf(t), firstOf(t) + stride, …
+  const firstOf = (t: number): number => run.host.index + t * run.host.count
   const mine = (t: number): number[] => {
     const out: number[] = []
-    for (let i = run.host.index + t * run.host.count; i < run.items.length; i += stride) out.push(i)
+    for (let i = firstOf(t); i < run.items.length; i += stride) out.push(i)
     return out
   }
   const shares = Array.from({ length: run.threads }, (_, t) => mine(t))
@@ -62,10 +62,9 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
     Number.isFinite(run.maxInFlight)
       ? Math.floor(run.maxInFlight / run.threads) + (t < run.maxInFlight % run.threads ? 1 : 0)
       : run.maxInFlight
-  let origin: ClockOrigin | undefined
-  const snapshot = (): ProgressSnapshot => {
+  const snapshot = (clock: RunClock): ProgressSnapshot => {
     const sum = (k: keyof LoopCounts): number => counts.reduce((a, c) => a + c[k], 0)
-    const elapsedS = origin === undefined ? 0 : Math.max(0, startRunClock(origin).nowMs() / 1000)
+    const elapsedS = Math.max(0, clock.nowMs() / 1000)
     const sent = sum('sent')
     const lastDue = (run.arrivalsS[run.arrivalsS.length - 1] as number) ?? 0
     return {
@@ -79,13 +78,13 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
       etaS: sent < total ? Math.max(0, lastDue - elapsedS) : undefined,
     }
   }
-  const finished = shares.map(async (share, t) => {
-    counts[t] = { sent: 0, done: 0, inFlight: 0, failures: 0, waitedForSlot: 0, spinMs: 0 }
+  const started = shares.map((share, t) => {
+    counts[t] = newCounts()
     const spec: ShardSpec = {
       ...run.spec,
       items: share.map((i) => run.items[i] as DatasetItem),
       arrivalsS: Float64Array.from(share, (i) => run.arrivalsS[i] as number),
-      firstIndex: run.host.index + t * run.host.count,
+      firstIndex: firstOf(t),
       stride,
       maxInFlight: inFlightShare(t),
     }
@@ -95,7 +94,6 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
       stdout: false,
       stderr: false,
     })
-    workers[t] = worker
     const ready = new Promise<void>((resolve) => {
       worker.on('message', (m: FromShard) => {
         if (m.type === 'ready') resolve()
@@ -121,11 +119,12 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
         resolve(failure ?? (code === 0 && health[t] !== undefined ? undefined : new Error(`exit code ${code}`))),
       )
     })
-    return { ready: Promise.race([ready, exited]), exited, spec }
+    return { worker, ready: Promise.race([ready, exited]), exited }
   })
-  const started = await Promise.all(finished)
+  const workers = started.map((s) => s.worker)
   await Promise.all(started.map((s) => s.ready))
-  origin = run.origin ?? startRunClockOrigin(START_MARGIN_MS)
+  const origin = run.origin ?? originAt(epochNowMs() + START_MARGIN_MS)
+  const clock = startRunClock(origin)
   run.onStart(origin)
   for (const w of workers) w.postMessage({ type: 'go', origin } satisfies ToShard)
   const forward = (): void => {
@@ -134,18 +133,18 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
   }
   if (run.signal?.aborted) forward()
   else run.signal?.addEventListener('abort', forward, { once: true })
-  const progressTimer = setInterval(() => run.onProgress?.(snapshot()), PROGRESS_EVERY_MS)
+  const progressTimer = setInterval(() => run.onProgress?.(snapshot(clock)), PROGRESS_EVERY_MS)
   try {
     const failures = await Promise.all(started.map((s) => s.exited))
     failures.forEach((failure, t) => {
-      if (failure !== undefined) lost(run, shares[t] as number[], reported[t] as Uint8Array, failure, origin)
+      if (failure !== undefined) lost(run, shares[t] as number[], reported[t] as Uint8Array, failure, clock)
     })
   } finally {
     clearInterval(progressTimer)
     run.signal?.removeEventListener('abort', forward)
     await Promise.all(workers.map((w) => w.terminate()))
   }
-  run.onProgress?.(snapshot())
+  run.onProgress?.(snapshot(clock))
   const worst = (pick: (l: LagSummary) => number): number => Math.max(0, ...health.map((h) => pick(h.eventLoopDelayMs)))
   return {
     waitedForSlot: counts.reduce((a, c) => a + c.waitedForSlot, 0),
@@ -154,33 +153,17 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
   }
 }
 
-/** The run starts `marginMs` from now, on the host's monotonic clock and the epoch alike. */
-function startRunClockOrigin(marginMs: number): ClockOrigin {
-  const now = startRunClock().origin
-  return { monoMs: now.monoMs + marginMs, epochS: now.epochS + marginMs / 1000 }
-}
-
 /** A thread that died still owes its requests' rows: each one it never reported is failed with the reason. */
-function lost(
-  run: ShardedRun,
-  share: readonly number[],
-  reported: Uint8Array,
-  failure: Error,
-  origin: ClockOrigin | undefined,
-): void {
-  const clock = startRunClock(origin)
+function lost(run: ShardedRun, share: readonly number[], reported: Uint8Array, failure: Error, clock: RunClock): void {
   share.forEach((i, k) => {
     if (reported[k] === 1) return
-    const item = run.items[i] as DatasetItem
-    const obs = newObservation({
+    const obs = requestObservation(run.items[i] as DatasetItem, {
       index: i,
       reqId: `${run.spec.runId}-${i}`,
-      inputLength: item.inputLength,
-      requestedPromptTokens: item.promptTokens,
-      expectedOutputLength: item.outputLen,
       arrivalMs: (run.arrivalsS[i] as number) * 1000,
       dispatchLagMs: 0,
       host: run.spec.host,
+      chat: run.spec.body.api === 'chat',
     })
     obs.error = `the load thread sending it failed: ${failure.message}`
     run.onRecord(buildRecord(obs, clock, 'other', run.spec.body.stream))

@@ -209,7 +209,8 @@ export function validateBenchOptions(
   const threads = opts.processes === 'auto' ? 1 : opts.processes
   if (Number.isFinite(opts.maxInFlight) && opts.maxInFlight < threads)
     problems.push(
-      `\`maxInFlight\`: each of the ${threads} load processes needs at least one slot, got maxInFlight ${opts.maxInFlight}`,
+      `\`maxInFlight\`: each of the ${threads} load processes needs at least one slot, ` +
+        `got maxInFlight ${opts.maxInFlight}`,
     )
   const shard = shardOf(opts.shard)
   if (opts.shard !== undefined && shard === undefined)

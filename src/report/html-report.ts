@@ -119,7 +119,8 @@ td:first-child,th:first-child{text-align:left}
 </style></head><body>
 <h1>${esc(title)}</h1>
 ${facts(summary)}
-<h2>Request timeline${timelineNote(summary.requests)}</h2><div id="legend"></div><div><canvas id="timeline"></canvas></div>
+<h2>Request timeline${timelineNote(summary.requests)}</h2>
+<div id="legend"></div><div><canvas id="timeline"></canvas></div>
 <h2>Latency percentiles</h2><div id="percentiles" class="chart"></div><div id="percentiles-e2e" class="chart"></div>
 <div id="percentiles-token" class="chart"></div>${metricsTable(summary)}
 <h2>Concurrency and server queue depth over time</h2><div id="overtime" class="chart"></div>
