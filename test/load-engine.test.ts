@@ -15,7 +15,7 @@ const fixture = (name: string): string => fileURLToPath(new URL(`../fixtures/dat
 
 const words = { tokenizer: wordsTokenizer('no tokenizer in this test'), ids: false, chat: false }
 const buildDataset = async (spec: ResolvedDataset, count: number | undefined, seed: number) =>
-  (await build(spec, count, seed, words)).items
+  (await build(spec, count, seed, words)).dataset.items()
 
 describe('datasets from files', () => {
   test('ShareGPT: first two turns, output length from the answer, short and single-turn pairs dropped', async () => {

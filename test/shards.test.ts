@@ -5,13 +5,18 @@ import { fileURLToPath } from 'node:url'
 import { parse } from 'csv-parse/sync'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { buildDataset } from '../src/dataset/build-dataset.ts'
 import { type BenchOptions, benchRequests } from '../src/index.ts'
 import type { StartedServer } from '../src/launch/started-server.ts'
+import { runShards } from '../src/load/run-shards.ts'
+import type { RequestRecord } from '../src/record/request-record.ts'
+import { wordsTokenizer } from '../src/tokenizer/words-tokenizer.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-shards-'))
 const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
 const shardRun = fileURLToPath(new URL('./fixtures/shard-run.ts', import.meta.url))
+const dyingShard = new URL('./fixtures/dying-shard.ts', import.meta.url)
 
 type Row = Record<string, string>
 const rowsOf = (csv: string): Row[] => parse(readFileSync(csv), { columns: true }) as Row[]
@@ -51,6 +56,56 @@ describe('load over several threads and hosts', () => {
     // percentiles are over all rows of the run, not per thread
     const ttft = rowsTwo.map((r) => Number(r.client_ttft)).sort((a, b) => a - b)
     expect(two.summary.metrics.client_ttft?.max).toBeCloseTo((ttft.at(-1) as number) * 1000, 6)
+  })
+
+  test('a load thread that dies leaves a failed row, with the reason, for each request it never reported', async () => {
+    const n = 60
+    const { dataset } = await buildDataset(
+      { kind: 'random', inputLen: 16, outputLen: 4, rangeRatio: 0.5, rangeMode: 'sglang', tokenized: false },
+      n,
+      1,
+      { tokenizer: wordsTokenizer('no tokenizer in this test'), ids: false, chat: false },
+    )
+    const rows: RequestRecord[] = []
+    const arrivalsS = Float64Array.from({ length: n }, (_, i) => i * 0.02)
+    const body = { api: 'generate', stream: true, model: undefined, temperature: 0, extraBody: {} } as const
+    const send = {
+      ...body,
+      headers: {},
+      stallTimeoutMs: 10_000,
+      headersTimeoutMs: 10_000,
+      maxLineBytes: 1e6,
+      secrets: [],
+    }
+    await runShards({
+      dataset,
+      arrivalsS,
+      threads: 2,
+      host: { index: 0, count: 1 },
+      origin: undefined,
+      maxInFlight: Number.POSITIVE_INFINITY,
+      spec: { origin: worker.url, host: new URL(worker.url).host, runId: 'dying', send, body },
+      signal: undefined,
+      onRecord: (r) => rows.push(r),
+      onProgress: undefined,
+      onStart: () => undefined,
+      workerUrl: dyingShard,
+    })
+    // every request has exactly one row: those the threads reported, and a failed one for each they never did
+    expect(rows.map((r) => r.req_id).sort()).toEqual(Array.from({ length: n }, (_, i) => `dying-${i}`).sort())
+    expect(rows.some((r) => r.success)).toBe(true)
+    const lost = rows.filter((r) => !r.success)
+    expect(lost.length).toBeGreaterThan(0)
+    for (const r of lost) {
+      const i = Number(r.req_id.split('-')[1])
+      expect(r).toMatchObject({
+        error_type: 'other',
+        error: 'the load thread sending it failed: a bug in the load thread',
+        input_length: dataset.inputLength(i),
+        expected_output_length: dataset.outputLen(i),
+      })
+      expect(r.arrival_time).toBeCloseTo(i * 0.02, 9)
+    }
   })
 
   test('an abort reaches every thread: each request still has its row', async () => {

@@ -23,7 +23,8 @@ describe('with the served model’s tokenizer (a byte-level BPE whose tokens are
     ['ids', true],
     ['text', false],
   ])('random prompts sent as %s count exactly the drawn length', async (_, ids) => {
-    const { items, inexactPrompts } = await buildDataset(random, 200, 1, { tokenizer, ids, chat: false })
+    const { dataset, inexactPrompts } = await buildDataset(random, 200, 1, { tokenizer, ids, chat: false })
+    const items = dataset.items()
     expect(inexactPrompts).toBe(0)
     expect(new Set(items.map((i) => typeof i.prompt)).size).toBe(1)
     for (const item of items) {
@@ -47,19 +48,20 @@ describe('with the served model’s tokenizer (a byte-level BPE whose tokens are
       outputLen: 8,
       shuffle: false,
     } as const
-    const { items } = await buildDataset(spec, undefined, 2, { tokenizer, ids: false, chat: false })
+    const items = (await buildDataset(spec, undefined, 2, { tokenizer, ids: false, chat: false })).dataset.items()
     for (const item of items) expect(await served(item.prompt)).toBe(220)
     const [a, b] = items as unknown as [{ prompt: string }, { prompt: string }]
     expect(a.prompt.slice(0, 300)).toBe(b.prompt.slice(0, 300))
   })
 
   test('ShareGPT lengths are tokens: output length from the answer’s tokens', async () => {
-    const { items } = await buildDataset(
+    const { dataset } = await buildDataset(
       { kind: 'sharegpt', path: fixture('sharegpt-small.json'), minLen: 2 },
       undefined,
       1,
       { tokenizer, ids: false, chat: false },
     )
+    const items = dataset.items()
     const item = items.find((i) => i.id === 'conv-7')
     expect(item).toMatchObject({ prompt: 'Name two SGLang routing policies.', inputLength: 5 })
     expect(item?.promptTokens).toBe(await served('Name two SGLang routing policies.'))
@@ -76,17 +78,17 @@ describe('with the served model’s tokenizer (a byte-level BPE whose tokens are
       ids: true,
       chat: false,
     })
-    expect(built.items[0]).toMatchObject({
+    expect(built.dataset.item(0)).toMatchObject({
       id: 'story',
       outputLen: (await tokenizer.encode('Once upon a time there was a cache')).length,
       prompt: await tokenizer.encode('Tell me a story'),
     })
-    expect(built.items[1]?.outputLen).toBe(7)
+    expect(built.dataset.item(1).outputLen).toBe(7)
     const words = await buildDataset({ kind: 'custom', items, outputLen: 128 }, undefined, 1, {
       tokenizer: wordsTokenizer('test'),
       ids: false,
       chat: false,
     })
-    expect(words.items[0]).toMatchObject({ outputLen: 8, promptTokens: undefined })
+    expect(words.dataset.item(0)).toMatchObject({ outputLen: 8, promptTokens: undefined })
   })
 })

@@ -3,8 +3,9 @@ import { SeededRandom } from '../common/seeded-random.ts'
 import type { ResolvedDataset } from '../options/dataset-options.ts'
 import type { DatasetItem } from './dataset-item.ts'
 import { customRows, sharegptRows, type TextRow } from './file-datasets.ts'
+import { PackedDataset } from './packed-dataset.ts'
 import { checkTextLengths, type PromptForm, textItems } from './prompt-form.ts'
-import { randomDataset } from './random-dataset.ts'
+import { randomItems } from './random-dataset.ts'
 import { sharedPrefixDataset } from './shared-prefix-dataset.ts'
 import { WordTokens } from './word-tokens.ts'
 
@@ -14,7 +15,8 @@ const DATASET_SEED_SALT = 0x5bd1e995
 const SHAREGPT_BATCH = 256
 
 export interface BuiltDataset {
-  items: DatasetItem[]
+  /** Request i's prompt and lengths, packed: cycled over the distinct prompts. */
+  dataset: PackedDataset
   /** Text prompts whose re-tokenized length differed from the construction (0 with ids or byte-level BPE). */
   inexactPrompts: number
 }
@@ -33,24 +35,30 @@ export async function buildDataset(
   const random = new SeededRandom(seed ^ DATASET_SEED_SALT)
   const exact = form.tokenizer.kind === 'words' ? undefined : await WordTokens.of(form.tokenizer)
   const formFor = exact === undefined ? undefined : form
-  let items: DatasetItem[]
+  let dataset: PackedDataset
   switch (spec.kind) {
     case 'random':
-      items = randomDataset(spec, count ?? 0, random, formFor, exact)
+      dataset = PackedDataset.pack(randomItems(spec, count ?? 0, random, formFor, exact), count ?? 0)
       break
     case 'shared-prefix':
-      items = take(sharedPrefixDataset(spec, random, formFor, exact), count)
+      dataset = PackedDataset.pack(sharedPrefixDataset(spec, random, formFor, exact), count)
       break
     case 'sharegpt':
-      items = take(await sharegptItems(spec, random.shuffle(await sharegptRows(spec)), count, form), count)
+      dataset = PackedDataset.pack(
+        await sharegptItems(spec, random.shuffle(await sharegptRows(spec)), count, form),
+        count,
+      )
       break
     case 'custom':
-      items = take(await textItems(form, await withOutputLengths(await customRows(spec), spec.outputLen, form)), count)
+      dataset = PackedDataset.pack(
+        await textItems(form, await withOutputLengths(await customRows(spec), spec.outputLen, form)),
+        count,
+      )
       break
   }
   const inexactPrompts =
-    spec.kind === 'random' || spec.kind === 'shared-prefix' ? await checkTextLengths(form, items) : 0
-  return { items, inexactPrompts }
+    spec.kind === 'random' || spec.kind === 'shared-prefix' ? await checkTextLengths(form, dataset) : 0
+  return { dataset, inexactPrompts }
 }
 
 /** Output lengths: given, else the reference answer's tokens (words without a tokenizer), else the default. */
@@ -98,12 +106,4 @@ async function sharegptItems(
         `${form.tokenizer.kind === 'words' ? 'words' : 'tokens'})`,
     )
   return out
-}
-
-function take(items: DatasetItem[], count: number | undefined): DatasetItem[] {
-  if (count === undefined || count === items.length) return items
-  return Array.from({ length: count }, (_, i) => {
-    const item = items[i % items.length] as DatasetItem
-    return i < items.length ? item : { ...item, id: `${item.id}#${Math.floor(i / items.length)}` }
-  })
 }

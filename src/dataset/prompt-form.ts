@@ -1,5 +1,6 @@
 import type { PromptTokenizer } from '../tokenizer/prompt-tokenizer.ts'
 import { countWords, type DatasetItem } from './dataset-item.ts'
+import type { PackedDataset } from './packed-dataset.ts'
 import type { TokenExactText } from './word-tokens.ts'
 
 /** How prompts are sent: token ids (where the API takes them) or text; and the tokenizer that counts them. */
@@ -47,21 +48,26 @@ export async function textItems(
   return rows.map((r, i) => item(form, r.id, r.text, ids[i] as number[], r.outputLen))
 }
 
+/** Texts are re-tokenized this many at a time: never all of a long run's prompts as strings at once. */
+const CHECK_BATCH = 4096
+
 /**
  * Text prompts are re-tokenized to check the construction held (it does for byte-level BPE; a tokenizer
- * that merges across words may not): where it did not, the item says what the server will count.
+ * that merges across words may not): where it did not, the dataset says what the server will count.
  */
-export async function checkTextLengths(form: PromptForm, items: DatasetItem[]): Promise<number> {
+export async function checkTextLengths(form: PromptForm, dataset: PackedDataset): Promise<number> {
   if (form.ids || form.tokenizer.kind === 'words') return 0
-  const texts = items.map((i) => i.prompt as string)
-  const counts = await form.tokenizer.encodeAll(texts)
   let off = 0
-  items.forEach((item, i) => {
-    const counted = (counts[i] as number[]).length + textSpecials(form)
-    if (counted !== item.promptTokens) {
-      off++
-      item.promptTokens = counted
-    }
-  })
+  for (let from = 0; from < dataset.slots; from += CHECK_BATCH) {
+    const slots = Array.from({ length: Math.min(CHECK_BATCH, dataset.slots - from) }, (_, k) => from + k)
+    const counts = await form.tokenizer.encodeAll(slots.map((s) => dataset.prompt(s) as string))
+    slots.forEach((s, k) => {
+      const counted = (counts[k] as number[]).length + textSpecials(form)
+      if (counted !== dataset.promptTokens(s)) {
+        off++
+        dataset.setPromptTokens(s, counted)
+      }
+    })
+  }
   return off
 }

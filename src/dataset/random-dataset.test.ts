@@ -1,6 +1,6 @@
 import { expect, test } from 'vitest'
 import { SeededRandom } from '../common/seeded-random.ts'
-import { lengthRange, randomDataset } from './random-dataset.ts'
+import { lengthRange, randomItems } from './random-dataset.ts'
 
 test.each([
   ['sglang', 1024, 0, [1, 1024]],
@@ -16,11 +16,13 @@ test.each([
 })
 
 test('drawn lengths stay in the range and cover it', () => {
-  const items = randomDataset(
-    { inputLen: 100, outputLen: 50, rangeRatio: 0.8, rangeMode: 'sglang', tokenized: false },
-    2000,
-    new SeededRandom(3),
-  )
+  const items = [
+    ...randomItems(
+      { inputLen: 100, outputLen: 50, rangeRatio: 0.8, rangeMode: 'sglang', tokenized: false },
+      2000,
+      new SeededRandom(3),
+    ),
+  ]
   const inputs = items.map((i) => i.inputLength)
   expect(Math.min(...inputs)).toBe(80)
   expect(Math.max(...inputs)).toBe(100)
@@ -28,7 +30,7 @@ test('drawn lengths stay in the range and cover it', () => {
 })
 
 test('tokenized prompts are token ids of exact length', () => {
-  const [item] = randomDataset(
+  const [item] = randomItems(
     { inputLen: 64, outputLen: 8, rangeRatio: 1, rangeMode: 'sglang', tokenized: true },
     1,
     new SeededRandom(1),

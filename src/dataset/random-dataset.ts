@@ -30,35 +30,33 @@ const ID_HIGH = 30_000
 
 /**
  * Random prompts of the drawn lengths: in tokens of the served model where its tokenizer is known (`words`
- * given), else in words (`tokenized`: random ids) as before.
+ * given), else in words (`tokenized`: random ids) as before. Made one at a time, as they are packed.
  */
-export function randomDataset(
+export function* randomItems(
   spec: RandomDatasetSpec,
   count: number,
   random: SeededRandom,
   form?: PromptForm,
   words?: WordTokens,
-): DatasetItem[] {
+): Generator<DatasetItem> {
   const [inLo, inHi] = lengthRange(spec.inputLen, spec.rangeRatio, spec.rangeMode)
   const [outLo, outHi] = lengthRange(spec.outputLen, spec.rangeRatio, spec.rangeMode)
-  const items: DatasetItem[] = []
   for (let i = 0; i < count; i++) {
     const inputLen = random.int(inLo, inHi)
     const outputLen = random.int(outLo, outHi)
     if (form !== undefined && words !== undefined) {
-      items.push(exactItem(form, String(i), words.build(contentTokens(form, inputLen), random), outputLen))
+      yield exactItem(form, String(i), words.build(contentTokens(form, inputLen), random), outputLen)
       continue
     }
     const prompt = spec.tokenized ? randomIds(inputLen, random) : randomWords(inputLen, random)
-    items.push({
+    yield {
       id: String(i),
       prompt,
       inputLength: typeof prompt === 'string' ? countWords(prompt) : inputLen,
       promptTokens: undefined,
       outputLen,
-    })
+    }
   }
-  return items
 }
 
 export function randomWords(count: number, random: SeededRandom): string {

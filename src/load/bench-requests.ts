@@ -34,8 +34,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
   const opts = validateEverything(target, options)
   const where = resolveTarget(target)
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
-  const { items, tokenizer, inexactPrompts } = await datasetFor(opts, target, headers)
-  const arrivalsS = arrivalSchedule({ ...opts, requests: items.length })
+  const { dataset, tokenizer, inexactPrompts } = await datasetFor(opts, target, headers)
+  const arrivalsS = arrivalSchedule({ ...opts, requests: dataset.length })
   const timeline = [
     ...opts.timeline,
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
@@ -78,22 +78,23 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       headersTimeoutMs: opts.headersTimeoutMs,
     }
     const send = { ...sendOptions, pool, signal: opts.signal, nowMs: startRunClock().nowMs }
-    const warmup = await runWarmup(send, body, items, opts.warmup, where.host)
+    const warmup = await runWarmup(send, body, dataset, opts.warmup, where.host)
     if (warmup.failed > 0) warnings.push(`${warmup.failed} of ${warmup.sent} warm-up requests failed`)
     if (opts.flushCache) {
       const problem = await flushCache(pool)
       if (problem !== undefined) warnings.push(problem)
     }
     const csv = new CsvWriter(join(outDir, 'requests.csv'))
+    const host = opts.shard ?? { index: 0, count: 1 }
     const table = new RecordTable()
     const sources = metricsSources(target)
     const threads = opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
     const result = await runShards({
-      items,
+      dataset,
       arrivalsS,
       threads,
-      host: opts.shard ?? { index: 0, count: 1 },
+      host,
       origin: opts.startAt === undefined ? undefined : clock.origin,
       maxInFlight: opts.maxInFlight,
       spec: { origin: where.origin, host: where.host, runId, send: sendOptions, body },
@@ -145,7 +146,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       name: opts.name,
       started_at: startedAt,
       seed: opts.seed,
-      options: describeOptions(opts, items.length),
+      options: describeOptions(opts, dataset.length),
       package_version: PACKAGE_VERSION,
       target: target.name === undefined ? where.origin : `${target.name} (${where.origin})`,
       server_info: serverInfo,
@@ -165,7 +166,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
         kind: tokenizer.kind,
         source: tokenizer.source,
         special_tokens: tokenizer.specialTokens,
-        prompts_as: items.some((i) => Array.isArray(i.prompt)) ? 'ids' : 'text',
+        prompts_as: dataset.promptsAs,
       },
       warnings,
       load: {
@@ -188,7 +189,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     writeFileSync(
       html,
       htmlReport(
-        opts.name ?? `${items.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
+        opts.name ?? `${dataset.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
         table,
         summary,
         sampled?.series,

@@ -1,5 +1,5 @@
 import type { RunClock } from '../common/clock.ts'
-import type { DatasetItem } from '../dataset/dataset-item.ts'
+import type { PackedDataset } from '../dataset/packed-dataset.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { dispatchAtTargets } from '../schedule/dispatcher.ts'
 import { newObservation, type Observation } from '../send/observation.ts'
@@ -7,8 +7,8 @@ import { type BodyOptions, requestBody } from '../send/request-body.ts'
 import { type SendContext, sendRequest } from '../send/send-request.ts'
 
 export interface RunLoopInputs {
-  /** This loop's requests, in arrival order: request `k` is the run's request `firstIndex + k · stride`. */
-  items: readonly DatasetItem[]
+  /** The run's requests; this loop's `k`-th is the run's request `firstIndex + k · stride`, due at `arrivalsS[k]`. */
+  dataset: PackedDataset
   arrivalsS: Float64Array
   firstIndex: number
   stride: number
@@ -49,10 +49,13 @@ export const newCounts = (): LoopCounts => ({
  * waits FIFO for a free slot. Every request ends as exactly one record, including those never sent.
  */
 export async function runLoop(inp: RunLoopInputs): Promise<void> {
-  const n = inp.items.length
+  const n = inp.arrivalsS.length
   const c = inp.counts
-  const waiting: Observation[] = []
-  let waitHead = 0
+  // the requests waiting for a slot are always the run k = waitFrom … waitTo − 1 (FIFO, fired in order): only
+  // their dispatch lags are kept, not an observation each (a closed-loop run of a million queues them all)
+  let waitFrom = 0
+  let waitTo = 0
+  let waitingLags: Float64Array | undefined
   let fired = 0
   let settle: () => void = () => {}
   const allDone = new Promise<void>((resolve) => (settle = resolve))
@@ -63,24 +66,24 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
     inp.onRecord(record)
     if (c.done === n) settle()
   }
-  const start = (obs: Observation): void => {
+  const start = (k: number, lagMs: number): void => {
     c.inFlight++
     c.sent++
-    const item = inp.items[obs.index] as DatasetItem
+    const obs = observe(inp, k, lagMs)
+    const item = inp.dataset.item(inp.firstIndex + k * inp.stride)
     void sendRequest(inp.send, requestBody(item, obs.reqId, inp.body), obs).then((errorType) => {
       c.inFlight--
       finish(obs, errorType)
-      if (waitHead < waiting.length && !inp.signal?.aborted) {
-        const next = waiting[waitHead] as Observation
-        waiting[waitHead++] = undefined as unknown as Observation
-        start(next)
+      if (waitFrom < waitTo && !inp.signal?.aborted) {
+        const next = waitFrom++
+        start(next, (waitingLags as Float64Array)[next] as number)
       }
     })
   }
   const onAbort = (): void => {
-    const queued = waiting.slice(waitHead)
-    waitHead = waiting.length
-    abandon(inp, fired, queued, finish)
+    const queued = { from: waitFrom, to: waitTo, lags: waitingLags }
+    waitFrom = waitTo
+    abandon(inp, queued, fired, finish)
     fired = n
   }
   if (inp.signal?.aborted) onAbort()
@@ -93,11 +96,13 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
     waiting: waited,
     fire: (k, lagMs) => {
       fired = k + 1
-      const obs = observe(inp, k, lagMs)
-      if (c.inFlight < inp.maxInFlight) start(obs)
+      if (c.inFlight < inp.maxInFlight) start(k, lagMs)
       else {
         c.waitedForSlot++
-        waiting.push(obs)
+        waitingLags ??= new Float64Array(n)
+        waitingLags[k] = lagMs
+        if (waitFrom === waitTo) waitFrom = k
+        waitTo = k + 1
       }
     },
   })
@@ -108,10 +113,11 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
 
 /** Request k's observation as its arrival fires (or, after an abort, as it is abandoned). */
 function observe(inp: RunLoopInputs, k: number, lagMs: number): Observation {
-  // the observation indexes this loop's items; the request id carries the run's index
-  return requestObservation(inp.items[k] as DatasetItem, {
+  // the observation indexes this loop's requests; the request id carries the run's index
+  const i = inp.firstIndex + k * inp.stride
+  return requestObservation(inp.dataset, i, {
     index: k,
-    reqId: `${inp.runId}-${inp.firstIndex + k * inp.stride}`,
+    reqId: `${inp.runId}-${i}`,
     arrivalMs: (inp.arrivalsS[k] as number) * 1000,
     dispatchLagMs: lagMs,
     host: inp.host,
@@ -119,31 +125,34 @@ function observe(inp: RunLoopInputs, k: number, lagMs: number): Observation {
   })
 }
 
-/** A request's observation before it is sent: what its dataset item and its arrival say. */
+/** Request i's observation before it is sent: what the dataset and its arrival say. */
 export function requestObservation(
-  item: DatasetItem,
+  dataset: PackedDataset,
+  i: number,
   at: Pick<Observation, 'index' | 'reqId' | 'arrivalMs' | 'dispatchLagMs' | 'host' | 'chat'>,
 ): Observation {
   return newObservation({
     ...at,
-    inputLength: item.inputLength,
-    requestedPromptTokens: item.promptTokens,
-    expectedOutputLength: item.outputLen,
+    inputLength: dataset.inputLength(i),
+    requestedPromptTokens: dataset.promptTokens(i),
+    expectedOutputLength: dataset.outputLen(i),
   })
 }
 
 /** After an abort: requests never sent still get their row, failed with the abort as the reason. */
 function abandon(
   inp: RunLoopInputs,
+  queued: { from: number; to: number; lags: Float64Array | undefined },
   fired: number,
-  queued: Observation[],
   finish: (o: Observation, t: 'aborted') => void,
 ): void {
   const reason = inp.signal?.reason instanceof Error ? `: ${inp.signal.reason.message}` : ''
-  const unsent = [...queued]
-  for (let k = fired; k < inp.items.length; k++) unsent.push(observe(inp, k, 0))
-  for (const obs of unsent) {
+  // one at a time: an abort early in a long run makes no array of the rest
+  const abandoned = (k: number, lagMs: number): void => {
+    const obs = observe(inp, k, lagMs)
     obs.error = `aborted before it was sent${reason}`
     finish(obs, 'aborted')
   }
+  for (let k = queued.from; k < queued.to; k++) abandoned(k, (queued.lags as Float64Array)[k] as number)
+  for (let k = fired; k < inp.arrivalsS.length; k++) abandoned(k, 0)
 }

@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { type ClockOrigin, epochNowMs, originAt, type RunClock, startRunClock } from '../common/clock.ts'
-import type { DatasetItem } from '../dataset/dataset-item.ts'
+import type { PackedDataset } from '../dataset/packed-dataset.ts'
 import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
@@ -9,7 +9,7 @@ import type { FromShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts
 
 export interface ShardedRun {
   /** The run's requests and their arrivals; shard k of `shards` sends requests k, k + stride, … */
-  items: readonly DatasetItem[]
+  dataset: PackedDataset
   arrivalsS: Float64Array
   /** How many threads on this host, and (for one shard of a run over many hosts) which requests are ours. */
   threads: number
@@ -17,12 +17,14 @@ export interface ShardedRun {
   /** The run's start, shared by every thread (and, through `startAt`, every host). */
   origin: ClockOrigin | undefined
   maxInFlight: number
-  spec: Omit<ShardSpec, 'items' | 'arrivalsS' | 'firstIndex' | 'stride' | 'maxInFlight'>
+  spec: Omit<ShardSpec, 'dataset' | 'arrivalsS' | 'firstIndex' | 'stride' | 'maxInFlight'>
   signal: AbortSignal | undefined
   onRecord: (r: RequestRecord) => void
   onProgress: ((p: ProgressSnapshot) => void) | undefined
   /** Called with the run's start once every shard is ready: hooks and /metrics sampling start from it. */
   onStart: (origin: ClockOrigin) => void
+  /** The load thread's module: ours, unless a test gives one that fails. */
+  workerUrl?: URL
 }
 
 export interface ShardedResult {
@@ -50,14 +52,12 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
   const health: ShardHealth[] = []
   // thread t of this host sends requests firstOf(t), firstOf(t) + stride, …
   const firstOf = (t: number): number => run.host.index + t * run.host.count
-  const mine = (t: number): number[] => {
-    const out: number[] = []
-    for (let i = firstOf(t); i < run.items.length; i += stride) out.push(i)
-    return out
-  }
-  const shares = Array.from({ length: run.threads }, (_, t) => mine(t))
-  const reported = shares.map((s) => new Uint8Array(s.length))
-  const total = shares.reduce((a, s) => a + s.length, 0)
+  // thread t's k-th request is the run's request firstOf(t) + k · stride
+  const sizes = Array.from({ length: run.threads }, (_, t) =>
+    Math.max(0, Math.ceil((run.dataset.length - firstOf(t)) / stride)),
+  )
+  const reported = sizes.map((n) => new Uint8Array(n))
+  const total = sizes.reduce((a, n) => a + n, 0)
   const inFlightShare = (t: number): number =>
     Number.isFinite(run.maxInFlight)
       ? Math.floor(run.maxInFlight / run.threads) + (t < run.maxInFlight % run.threads ? 1 : 0)
@@ -78,17 +78,17 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
       etaS: sent < total ? Math.max(0, lastDue - elapsedS) : undefined,
     }
   }
-  const started = shares.map((share, t) => {
+  const started = sizes.map((size, t) => {
     counts[t] = newCounts()
     const spec: ShardSpec = {
       ...run.spec,
-      items: share.map((i) => run.items[i] as DatasetItem),
-      arrivalsS: Float64Array.from(share, (i) => run.arrivalsS[i] as number),
+      dataset: run.dataset.data,
+      arrivalsS: Float64Array.from({ length: size }, (_, k) => run.arrivalsS[firstOf(t) + k * stride] as number),
       firstIndex: firstOf(t),
       stride,
       maxInFlight: inFlightShare(t),
     }
-    const worker = new Worker(workerUrl, {
+    const worker = new Worker(run.workerUrl ?? workerUrl, {
       workerData: spec,
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
       stdout: false,
@@ -137,7 +137,7 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
   try {
     const failures = await Promise.all(started.map((s) => s.exited))
     failures.forEach((failure, t) => {
-      if (failure !== undefined) lost(run, shares[t] as number[], reported[t] as Uint8Array, failure, clock)
+      if (failure !== undefined) lost(run, firstOf(t), stride, reported[t] as Uint8Array, failure, clock)
     })
   } finally {
     clearInterval(progressTimer)
@@ -154,10 +154,18 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
 }
 
 /** A thread that died still owes its requests' rows: each one it never reported is failed with the reason. */
-function lost(run: ShardedRun, share: readonly number[], reported: Uint8Array, failure: Error, clock: RunClock): void {
-  share.forEach((i, k) => {
-    if (reported[k] === 1) return
-    const obs = requestObservation(run.items[i] as DatasetItem, {
+function lost(
+  run: ShardedRun,
+  first: number,
+  stride: number,
+  reported: Uint8Array,
+  failure: Error,
+  clock: RunClock,
+): void {
+  reported.forEach((seen, k) => {
+    if (seen === 1) return
+    const i = first + k * stride
+    const obs = requestObservation(run.dataset, i, {
       index: i,
       reqId: `${run.spec.runId}-${i}`,
       arrivalMs: (run.arrivalsS[i] as number) * 1000,

@@ -1,5 +1,5 @@
 import type { ClockOrigin } from '../common/clock.ts'
-import type { DatasetItem } from '../dataset/dataset-item.ts'
+import type { PackedDatasetData } from '../dataset/packed-dataset.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { BodyOptions } from '../send/request-body.ts'
 import type { SendContext } from '../send/send-request.ts'
@@ -11,8 +11,9 @@ export interface ShardSpec {
   origin: string
   host: string
   runId: string
-  /** This shard's requests: the run's requests firstIndex, firstIndex + stride, … */
-  items: DatasetItem[]
+  /** The run's requests (shared memory: not copied per thread); this shard sends firstIndex, firstIndex + stride, … */
+  dataset: PackedDatasetData
+  /** When this shard's requests are due. */
   arrivalsS: Float64Array
   firstIndex: number
   stride: number

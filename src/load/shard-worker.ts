@@ -1,94 +1,10 @@
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
-import { isMainThread, parentPort, workerData } from 'node:worker_threads'
-import { startRunClock } from '../common/clock.ts'
-import type { RequestRecord } from '../record/request-record.ts'
-import { newCounts, runLoop } from './run-loop.ts'
-import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
-import { targetPool } from './target-pool.ts'
+import { parentPort, workerData } from 'node:worker_threads'
+import { shardMain } from './shard-main.ts'
+import type { ShardSpec } from './shard-spec.ts'
 
-/** Rows go to the coordinator in batches: this many, or whatever finished within FLUSH_MS. */
-const BATCH_ROWS = 256
-const FLUSH_MS = 50
-/** The event-loop delay monitor's sampling interval. */
-const LOOP_RESOLUTION_MS = 1
-
-/**
- * One load shard, in a thread of its own: it fires its share of the schedule at the run's absolute times and
- * sends each row to the coordinator as it finishes, keeping none.
- */
-export async function shardMain(spec: ShardSpec, port: NonNullable<typeof parentPort>): Promise<void> {
-  const pool = targetPool(spec.origin, spec.maxInFlight)
-  const abort = new AbortController()
-  const counts = newCounts()
-  let rows: RequestRecord[] = []
-  const post = (message: FromShard): void => port.postMessage(message)
-  const flush = (): void => {
-    if (rows.length === 0) return
-    post({ type: 'rows', rows, counts })
-    rows = []
-  }
-  const go = new Promise<ToShard & { type: 'go' }>((resolve) => {
-    port.on('message', (m: ToShard) => {
-      if (m.type === 'go') resolve(m)
-      else abort.abort(new Error(m.reason))
-    })
-  })
-  post({ type: 'ready' })
-  const { origin } = await go
-  const clock = startRunClock(origin)
-  const timer = setInterval(() => {
-    flush()
-    post({ type: 'rows', rows: [], counts })
-  }, FLUSH_MS)
-  const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS })
-  const eluBefore = performance.eventLoopUtilization()
-  loopDelay.enable()
-  try {
-    await runLoop({
-      items: spec.items,
-      arrivalsS: spec.arrivalsS,
-      firstIndex: spec.firstIndex,
-      stride: spec.stride,
-      maxInFlight: spec.maxInFlight,
-      clock,
-      body: spec.body,
-      host: spec.host,
-      runId: spec.runId,
-      signal: abort.signal,
-      counts,
-      send: { ...spec.send, pool, signal: abort.signal, nowMs: clock.nowMs },
-      onRecord: (r) => {
-        rows.push(r)
-        if (rows.length >= BATCH_ROWS) flush()
-      },
-    })
-  } finally {
-    loopDelay.disable()
-    clearInterval(timer)
-    await pool.close().catch(() => pool.destroy())
-  }
-  const elu = performance.eventLoopUtilization(eluBefore)
-  // the histogram records the whole interval between its 1 ms timer's callbacks; the delay is what exceeds it
-  const ms = (ns: number): number => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) : 0)
-  flush()
-  if (process.env.DEBUG_SHARD_HEAP)
-    console.error('shard heap', JSON.stringify((await import('node:v8')).getHeapStatistics()))
-  post({
-    type: 'done',
-    counts,
-    health: {
-      eventLoopDelayMs: {
-        p50: ms(loopDelay.percentile(50)),
-        p99: ms(loopDelay.percentile(99)),
-        max: ms(loopDelay.max),
-      },
-      receiveBusy: Math.min(1, Math.max(0, (elu.active - counts.spinMs) / Math.max(1, elu.active + elu.idle))),
-    },
-  })
-}
-
-if (!isMainThread && parentPort !== null) {
-  const port = parentPort
+/** A load thread's entry: runs its shard, then closes its port so the thread ends. */
+const port = parentPort
+if (port !== null) {
   shardMain(workerData as ShardSpec, port).then(
     () => port.close(),
     (err: unknown) => {

@@ -1,4 +1,4 @@
-import type { DatasetItem } from '../dataset/dataset-item.ts'
+import type { PackedDataset } from '../dataset/packed-dataset.ts'
 import { newObservation } from '../send/observation.ts'
 import { type BodyOptions, requestBody } from '../send/request-body.ts'
 import { type SendContext, sendRequest } from '../send/send-request.ts'
@@ -10,12 +10,12 @@ const WARMUP_OUTPUT_CAP = 32
 export async function runWarmup(
   send: SendContext,
   body: BodyOptions,
-  items: readonly DatasetItem[],
+  dataset: PackedDataset,
   count: number,
   host: string,
 ): Promise<{ sent: number; failed: number }> {
-  const first = items[0]
-  if (count === 0 || first === undefined) return { sent: 0, failed: 0 }
+  if (count === 0 || dataset.length === 0) return { sent: 0, failed: 0 }
+  const first = dataset.item(0)
   const item = { ...first, outputLen: Math.min(first.outputLen, WARMUP_OUTPUT_CAP) }
   const outcomes = await Promise.all(
     Array.from({ length: count }, async (_, i) => {
