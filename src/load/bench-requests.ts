@@ -86,7 +86,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     }
     const csv = new CsvWriter(join(outDir, 'requests.csv'))
     const host = opts.shard ?? { index: 0, count: 1 }
-    const table = new RecordTable()
+    // this host's rows: requests index, index + count, …
+    const table = new RecordTable(Math.ceil(Math.max(0, dataset.length - host.index) / host.count))
     const sources = metricsSources(target)
     const threads = opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))

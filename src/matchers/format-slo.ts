@@ -53,7 +53,7 @@ function resultLine(r: ObjectiveResult): string {
 }
 
 function distributionLine(run: BenchRun, field: string): string {
-  const sorted = Float64Array.from(fieldValues(run.table, field)).sort()
+  const sorted = fieldValues(run.table, field).sort()
   const f = (p: number): string => formatValue(field, percentileSorted(sorted, p))
   const max = formatValue(field, sorted[sorted.length - 1])
   return `      n=${sorted.length} · p50 ${f(50)} · p90 ${f(90)} · p99 ${f(99)} · max ${max}`

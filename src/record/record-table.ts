@@ -14,6 +14,44 @@ type Flag = (typeof FLAGS)[number]
 const INITIAL_ROWS = 1024
 
 /**
+ * Integer columns (tokens, chunks, HTTP status) are kept as Float32: exact below 2^24, NaN for unknown, half
+ * the memory. A column given a value Float32 cannot hold exactly becomes Float64 from then on.
+ */
+const COUNT_COLUMNS = new Set<NumericColumn>([
+  'input_length',
+  'expected_output_length',
+  'actual_prompt_tokens',
+  'actual_output_tokens',
+  'actual_total_tokens',
+  'output_tokens_from_trace',
+  'decode_length',
+  'http_status',
+  'cached_tokens',
+  'chunks',
+  'requested_prompt_tokens',
+])
+
+/** A numeric column's values, NaN where unknown. */
+export type NumberColumn = Float64Array | Float32Array
+
+interface Dictionary {
+  values: Array<string | undefined>
+  index: Map<string | undefined, number>
+}
+
+/** The value's code in a dictionary of at most 65,536 values (code 0 = unset), added if new; undefined when full. */
+function codeOf(dict: Dictionary, value: string | undefined): number | undefined {
+  let code = dict.index.get(value)
+  if (code === undefined) {
+    if (dict.values.length > 0xffff) return undefined
+    code = dict.values.length
+    dict.values.push(value)
+    dict.index.set(value, code)
+  }
+  return code
+}
+
+/**
  * requests.csv's rows as columns: a Float64Array per numeric column (NaN = unknown, as an empty cell), codes for
  * the few-valued text columns, and only the set cells of error and warning. About 320 bytes a row, where a row
  * kept as an object costs twice that and its strings more: a long run keeps what the summary, the report and
@@ -22,24 +60,26 @@ const INITIAL_ROWS = 1024
 export class RecordTable {
   #length = 0
   #capacity = 0
-  readonly #numbers = new Map<NumericColumn, Float64Array>()
+  readonly #numbers = new Map<NumericColumn, NumberColumn>()
   readonly #flags = new Map<Flag, Uint8Array>()
   readonly #codes = new Map<Coded, Uint16Array>()
-  readonly #dictionaries = new Map<
-    Coded,
-    { values: Array<string | undefined>; index: Map<string | undefined, number> }
-  >()
+  readonly #dictionaries = new Map<Coded, Dictionary>()
   readonly #sparse = new Map<Sparse, Map<number, string>>()
-  #ids: string[] = []
+  /** req_id `${prefix}-${n}` kept as the prefix's code and n; any other id kept whole, by row. */
+  #idPrefixes = new Uint16Array(0)
+  #idNumbers = new Float64Array(0)
+  readonly #idDictionary: Dictionary = { values: [undefined], index: new Map([[undefined, 0]]) }
+  readonly #otherIds = new Map<number, string>()
 
-  constructor() {
+  /** `rows`: how many the run will have, when known: the columns are made that long once, never copied. */
+  constructor(rows = INITIAL_ROWS) {
     for (const c of CODED) this.#dictionaries.set(c, { values: [undefined], index: new Map([[undefined, 0]]) })
     for (const c of SPARSE) this.#sparse.set(c, new Map())
-    this.#grow(INITIAL_ROWS)
+    this.#grow(Math.max(1, rows))
   }
 
   static of(records: Iterable<RequestRecord>): RecordTable {
-    const table = new RecordTable()
+    const table = new RecordTable(Array.isArray(records) ? records.length : INITIAL_ROWS)
     for (const r of records) table.append(r)
     return table
   }
@@ -51,19 +91,23 @@ export class RecordTable {
   append(r: RequestRecord): void {
     if (this.#length === this.#capacity) this.#grow(this.#capacity * 2)
     const i = this.#length++
-    for (const [c, column] of this.#numbers) column[i] = r[c] ?? Number.NaN
+    for (const [c, column] of this.#numbers) {
+      const v = r[c] ?? Number.NaN
+      column[i] = v
+      if (column[i] !== v && !Number.isNaN(v)) this.#widen(c, i, v)
+    }
     for (const [c, column] of this.#flags) column[i] = r[c] ? 1 : 0
     for (const [c, column] of this.#codes) column[i] = this.#code(c, r[c])
     for (const [c, cells] of this.#sparse) {
       const v = r[c]
       if (v !== undefined) cells.set(i, v)
     }
-    this.#ids.push(r.req_id)
+    this.#setId(i, r.req_id)
   }
 
   /** A numeric column, NaN where unknown: a view valid until the next append. */
-  numbers(column: NumericColumn): Float64Array {
-    return (this.#numbers.get(column) as Float64Array).subarray(0, this.#length)
+  numbers(column: NumericColumn): NumberColumn {
+    return (this.#numbers.get(column) as NumberColumn).subarray(0, this.#length)
   }
 
   success(i: number): boolean {
@@ -79,17 +123,20 @@ export class RecordTable {
   }
 
   /**
-   * A numeric column's known values (of successful rows only, unless `all`), times `scale`, in row order.
+   * A numeric column's known values (of successful rows only, unless `all`), times `scale`, in row order: in
+   * `into` when given (a scratch array at least `length` long, so that a summary of a million rows reuses one
+   * array for every column), else in a new array of exactly their number.
    */
-  known(column: NumericColumn, options: { all?: boolean; scale?: number } = {}): number[] {
+  known(column: NumericColumn, options: { all?: boolean; scale?: number; into?: Float64Array } = {}): Float64Array {
     const values = this.numbers(column)
     const ok = this.#flags.get('success') as Uint8Array
     const scale = options.scale ?? 1
-    const out: number[] = []
-    for (let i = 0; i < values.length; i++) {
-      const v = values[i] as number
-      if (!Number.isNaN(v) && (options.all === true || ok[i] === 1)) out.push(scale === 1 ? v : v * scale)
-    }
+    const counted = (i: number): boolean => !Number.isNaN(values[i] as number) && (options.all === true || ok[i] === 1)
+    let n = 0
+    for (let i = 0; i < values.length; i++) if (counted(i)) n++
+    const out = options.into?.subarray(0, n) ?? new Float64Array(n)
+    let k = 0
+    for (let i = 0; i < values.length; i++) if (counted(i)) out[k++] = (values[i] as number) * scale
     return out
   }
 
@@ -107,7 +154,7 @@ export class RecordTable {
   }
 
   text(column: Coded | Sparse | 'req_id', i: number): string | undefined {
-    if (column === 'req_id') return this.#ids[i]
+    if (column === 'req_id') return this.#id(i)
     if (column === 'error' || column === 'warning') return this.#sparse.get(column)?.get(i)
     return this.#dictionaries.get(column)?.values[(this.#codes.get(column) as Uint16Array)[i] as number]
   }
@@ -123,7 +170,7 @@ export class RecordTable {
     for (const [c, column] of this.#flags) out[c] = column[i] === 1
     for (const c of CODED) out[c] = this.text(c, i)
     for (const c of SPARSE) out[c] = this.text(c, i)
-    out['req_id'] = this.#ids[i]
+    out['req_id'] = this.#id(i)
     return out as unknown as RequestRecord
   }
 
@@ -133,32 +180,53 @@ export class RecordTable {
   }
 
   #code(column: Coded, value: string | undefined): number {
-    const dict = this.#dictionaries.get(column) as {
-      values: Array<string | undefined>
-      index: Map<string | undefined, number>
-    }
-    let code = dict.index.get(value)
-    if (code === undefined) {
-      code = dict.values.length
-      if (code > 0xffff) throw new RangeError(`more than 65,535 distinct values of ${column}`)
-      dict.values.push(value)
-      dict.index.set(value, code)
-    }
+    const code = codeOf(this.#dictionaries.get(column) as Dictionary, value)
+    if (code === undefined) throw new RangeError(`more than 65,535 distinct values of ${column}`)
     return code
   }
 
+  #setId(i: number, id: string): void {
+    const dash = id.lastIndexOf('-')
+    const n = Number(id.slice(dash + 1))
+    const prefix = dash > 0 && String(n) === id.slice(dash + 1) ? codeOf(this.#idDictionary, id.slice(0, dash)) : 0
+    this.#idPrefixes[i] = prefix ?? 0
+    this.#idNumbers[i] = n
+    if (prefix === 0 || prefix === undefined) this.#otherIds.set(i, id)
+  }
+
+  #id(i: number): string | undefined {
+    const prefix = this.#idPrefixes[i] as number
+    return prefix === 0 ? this.#otherIds.get(i) : `${this.#idDictionary.values[prefix]}-${this.#idNumbers[i]}`
+  }
+
+  /** A count column given a value Float32 cannot hold: from now on it is Float64. */
+  #widen(column: NumericColumn, i: number, value: number): void {
+    const wide = new Float64Array(this.#capacity)
+    wide.set(this.#numbers.get(column) as NumberColumn)
+    wide[i] = value
+    this.#numbers.set(column, wide)
+  }
+
   #grow(capacity: number): void {
-    const copy = <T extends Float64Array | Uint8Array | Uint16Array>(old: T | undefined, made: T): T => {
+    const copy = <T extends NumberColumn | Uint8Array | Uint16Array>(old: T | undefined, made: T): T => {
       if (old !== undefined) made.set(old)
       return made
     }
     for (const c of NUMERIC_COLUMNS) {
-      const made = copy(this.#numbers.get(c), new Float64Array(capacity))
+      const old = this.#numbers.get(c)
+      const made = copy(
+        old,
+        COUNT_COLUMNS.has(c) && !(old instanceof Float64Array)
+          ? new Float32Array(capacity)
+          : new Float64Array(capacity),
+      )
       made.fill(Number.NaN, this.#capacity)
       this.#numbers.set(c, made)
     }
     for (const c of FLAGS) this.#flags.set(c, copy(this.#flags.get(c), new Uint8Array(capacity)))
     for (const c of CODED) this.#codes.set(c, copy(this.#codes.get(c), new Uint16Array(capacity)))
+    this.#idPrefixes = copy(this.#idPrefixes, new Uint16Array(capacity))
+    this.#idNumbers = copy(this.#idNumbers, new Float64Array(capacity))
     this.#capacity = capacity
   }
 }

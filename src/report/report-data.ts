@@ -70,9 +70,10 @@ export function reportData(
 ): ReportData {
   const arrival = table.numbers('arrival_time')
   const step = Math.ceil(table.length / TIMELINE_REQUESTS)
-  const order = Array.from({ length: table.length }, (_, i) => i)
-    .sort((a, b) => (arrival[a] as number) - (arrival[b] as number))
-    .filter((_, k) => k % step === 0)
+  const byArrival = Uint32Array.from({ length: table.length }, (_, i) => i).sort(
+    (a, b) => (arrival[a] as number) - (arrival[b] as number),
+  )
+  const order = Array.from({ length: Math.ceil(table.length / step) }, (_, k) => byArrival[k * step] as number)
   const column = (c: Parameters<RecordTable['numbers']>[0]): Num[] => {
     const values = table.numbers(c)
     return order.map((i) => (Number.isNaN(values[i] as number) ? null : (values[i] as number)))
@@ -81,8 +82,9 @@ export function reportData(
   const end = order.reduce((m, i, k) => Math.max(m, finish[k] ?? (arrival[i] as number)), 0)
   const grid = Array.from({ length: GRID_POINTS + 1 }, (_, i) => (end * i) / GRID_POINTS)
   const series: Record<string, Num[]> = {}
+  const scratch = new Float64Array(table.length)
   for (const metric of REPORT_METRICS) {
-    const values = Float64Array.from(table.known(metric, { scale: MS_PER_S })).sort()
+    const values = table.known(metric, { scale: MS_PER_S, into: scratch }).sort()
     if (values.length > 0) series[metric] = PERCENTILES.map((p) => percentileSorted(values, p))
   }
   const hostCounts = summary.requests_per_host

@@ -31,7 +31,7 @@ export const UPDATE_BASELINE_ENV = 'LLM_PERF_UPDATE_BASELINE'
  * Run-to-run noise of a percentile: the standard deviation of that percentile over bootstrap resamples
  * of the run's own samples (seeded, so the same run gives the same noise).
  */
-export function bootstrapNoise(values: readonly number[], p: number, rounds = BOOTSTRAP_ROUNDS): number {
+export function bootstrapNoise(values: ArrayLike<number>, p: number, rounds = BOOTSTRAP_ROUNDS): number {
   if (values.length < 2) return 0
   const random = new SeededRandom(values.length)
   const stats: number[] = []

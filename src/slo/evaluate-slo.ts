@@ -65,8 +65,8 @@ const SERVER_FIELDS = new Set([
 const NUMERIC_FIELDS = new Set<string>(NUMERIC_COLUMNS)
 
 /** A field's values over successful requests, in ms for durations (pass scale 1 for the CSV's seconds). */
-export function fieldValues(table: RecordTable, field: string, scale = fieldScale(field)): number[] {
-  return NUMERIC_FIELDS.has(field) ? table.known(field as NumericColumn, { scale }) : []
+export function fieldValues(table: RecordTable, field: string, scale = fieldScale(field)): Float64Array {
+  return NUMERIC_FIELDS.has(field) ? table.known(field as NumericColumn, { scale }) : new Float64Array(0)
 }
 
 function aggregate(sorted: Float64Array, o: Objective): number {

@@ -22,17 +22,18 @@ export function spansOf(
 ): Spans {
   const from = table.numbers(start)
   const to = table.numbers(end)
-  const starts: number[] = []
-  const ends: number[] = []
+  const both = (i: number): boolean => !Number.isNaN(from[i] as number) && !Number.isNaN(to[i] as number)
+  let n = 0
+  for (let i = 0; i < table.length; i++) if (both(i)) n++
+  const starts = new Float64Array(n)
+  const ends = new Float64Array(n)
+  let k = 0
   for (let i = 0; i < table.length; i++) {
-    const s = from[i] as number
-    const e = to[i] as number
-    if (!Number.isNaN(s) && !Number.isNaN(e)) {
-      starts.push(s)
-      ends.push(e)
-    }
+    if (!both(i)) continue
+    starts[k] = from[i] as number
+    ends[k++] = to[i] as number
   }
-  return { starts: Float64Array.from(starts).sort(), ends: Float64Array.from(ends).sort() }
+  return { starts: starts.sort(), ends: ends.sort() }
 }
 
 /** Walks the spans' +1 (start) and −1 (end) events in time order, an end before a start at one instant. */
@@ -55,18 +56,13 @@ function walk(spans: Spans, visit: (t: number, level: number) => void): void {
 /** How many spans are open at each instant of `grid` (ascending): aligned series for the report's charts. */
 export function levelsOnGrid(spans: Spans, grid: readonly number[]): number[] {
   const out: number[] = []
-  const times: number[] = []
-  const levels: number[] = []
-  walk(spans, (t, level) => {
-    times.push(t)
-    levels.push(level)
-  })
-  let k = 0
   let level = 0
-  for (const t of grid) {
-    while (k < times.length && (times[k] as number) <= t) level = levels[k++] as number
-    out.push(level)
-  }
+  // a grid point before this event has the level of every event up to it
+  walk(spans, (t, after) => {
+    while (out.length < grid.length && (grid[out.length] as number) < t) out.push(level)
+    level = after
+  })
+  while (out.length < grid.length) out.push(level)
   return out
 }
 

@@ -1,5 +1,5 @@
 import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
-import type { RecordTable } from '../record/record-table.ts'
+import type { NumberColumn, RecordTable } from '../record/record-table.ts'
 import { type ConcurrencySummary, concurrencyOverTime } from './concurrency.ts'
 import { type Distribution, distribution } from './distribution.ts'
 
@@ -63,10 +63,14 @@ export interface SummaryInputs {
   chat?: boolean
 }
 
-const sumOf = (values: readonly number[]): number => values.reduce((acc, v) => acc + v, 0)
+const sumOf = (values: ArrayLike<number>): number => {
+  let sum = 0
+  for (let i = 0; i < values.length; i++) sum += values[i] as number
+  return sum
+}
 
 /** (n − 1) / span of the known values: a rate over instants. */
-const rateOver = (times: Float64Array): number | null => {
+const rateOver = (times: NumberColumn): number | null => {
   let n = 0
   let lo = Number.POSITIVE_INFINITY
   let hi = Number.NEGATIVE_INFINITY
@@ -79,9 +83,9 @@ const rateOver = (times: Float64Array): number | null => {
   return n >= 2 && hi > lo ? (n - 1) / (hi - lo) : null
 }
 
-const known = (values: readonly number[]): Distribution | null => distribution(values) ?? null
+const known = (values: Float64Array): Distribution | null => distribution(values) ?? null
 
-function lengths(table: RecordTable, chat: boolean): RunSummary['lengths'] {
+function lengths(table: RecordTable, chat: boolean, into: Float64Array): RunSummary['lengths'] {
   const requested = table.numbers('requested_prompt_tokens')
   const actual = table.numbers('actual_prompt_tokens')
   const asked = table.numbers('expected_output_length')
@@ -101,14 +105,14 @@ function lengths(table: RecordTable, chat: boolean): RunSummary['lengths'] {
   }
   return {
     prompt: {
-      requested: known(table.known('requested_prompt_tokens')),
-      actual: known(table.known('actual_prompt_tokens')),
+      requested: known(table.known('requested_prompt_tokens', { into })),
+      actual: known(table.known('actual_prompt_tokens', { into })),
       exact: chat ? null : exact,
       differing: chat ? null : both - exact,
     },
     output: {
-      requested: known(table.known('expected_output_length')),
-      actual: known(table.known('actual_output_tokens')),
+      requested: known(table.known('expected_output_length', { into })),
+      actual: known(table.known('actual_output_tokens', { into })),
       short,
     },
   }
@@ -119,18 +123,24 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
   const n = table.length
   const successes = table.successes()
   // the last response received: after an abort that is the abort, not a never-sent request's scheduled arrival
-  const duration = table.known('finish_time', { all: true }).reduce((m, v) => Math.max(m, v), 0)
+  // one scratch array serves every column in turn: a million rows' summary makes no array per column
+  const scratch = new Float64Array(n)
+  const duration = table.known('finish_time', { all: true, into: scratch }).reduce((m, v) => Math.max(m, v), 0)
   const metrics: RunSummary['metrics'] = {}
   for (const column of DURATION_COLUMNS) {
-    const d = distribution(table.known(column, { all: column === 'dispatch_lag' }), MS_PER_S)
+    const d = distribution(table.known(column, { all: column === 'dispatch_lag', into: scratch }), MS_PER_S)
     if (d !== undefined) metrics[column] = d
   }
   const lag = metrics.dispatch_lag
-  const prompts = table.known('actual_prompt_tokens')
-  const outputs = table.known('actual_output_tokens')
-  const cachedKnown = table.known('cached_tokens')
-  const prompt = sumOf(prompts)
-  const output = sumOf(outputs)
+  const total = (column: 'actual_prompt_tokens' | 'actual_output_tokens' | 'cached_tokens') => {
+    const values = table.known(column, { into: scratch })
+    return { known: values.length, sum: sumOf(values) }
+  }
+  const prompts = total('actual_prompt_tokens')
+  const outputs = total('actual_output_tokens')
+  const cached = total('cached_tokens')
+  const prompt = prompts.sum
+  const output = outputs.sum
   const per = (v: number): number => (duration > 0 ? v / duration : 0)
   let warnings = 0
   for (let i = 0; i < n; i++) if (table.success(i) && table.text('warning', i) !== undefined) warnings++
@@ -141,9 +151,9 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     success_rate: n > 0 ? successes / n : 0,
     duration_s: duration,
     request_throughput: per(successes),
-    input_token_throughput: prompts.length > 0 ? per(prompt) : null,
-    output_token_throughput: outputs.length > 0 ? per(output) : null,
-    total_token_throughput: prompts.length > 0 && outputs.length > 0 ? per(prompt + output) : null,
+    input_token_throughput: prompts.known > 0 ? per(prompt) : null,
+    output_token_throughput: outputs.known > 0 ? per(output) : null,
+    total_token_throughput: prompts.known > 0 && outputs.known > 0 ? per(prompt + output) : null,
     target_rate: Number.isFinite(inputs.targetRate) ? inputs.targetRate : null,
     scheduled_rate: rateOver(table.numbers('arrival_time')),
     achieved_rate: rateOver(table.numbers('router_send_time')),
@@ -155,8 +165,8 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     requests_per_host: table.counts('host'),
     errors_by_type: table.counts('error_type'),
     server_timestamps: table.counts('server_timestamps'),
-    cache_hit_rate: prompt > 0 && cachedKnown.length > 0 ? sumOf(cachedKnown) / prompt : null,
-    lengths: lengths(table, inputs.chat === true),
+    cache_hit_rate: prompt > 0 && cached.known > 0 ? cached.sum / prompt : null,
+    lengths: lengths(table, inputs.chat === true, scratch),
     rows_with_warnings: warnings,
   }
 }
