@@ -86,7 +86,7 @@ describe('load over several threads and hosts', () => {
       maxInFlight: Number.POSITIVE_INFINITY,
       spec: { origin: worker.url, host: new URL(worker.url).host, runId: 'dying', send, body },
       signal: undefined,
-      onRecord: (r) => rows.push(r),
+      onRecords: (batch) => rows.push(...batch),
       onProgress: undefined,
       onStart: () => undefined,
       workerUrl: dyingShard,

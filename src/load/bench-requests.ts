@@ -101,9 +101,9 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       spec: { origin: where.origin, host: where.host, runId, send: sendOptions, body },
       signal: opts.signal,
       onProgress: opts.onProgress,
-      onRecord: (r) => {
-        csv.write(r)
-        table.append(r)
+      onRecords: (rows) => {
+        csv.writeAll(rows)
+        for (const r of rows) table.append(r)
       },
       onStart: (origin) => {
         clock = startRunClock(origin)

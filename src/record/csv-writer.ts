@@ -1,7 +1,6 @@
-import { once } from 'node:events'
-import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import { dirname } from 'node:path'
-import { type Stringifier, stringify } from 'csv-stringify'
+import { stringify } from 'csv-stringify/sync'
 import { CSV_COLUMNS } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
 
@@ -12,36 +11,37 @@ const cell = (value: unknown): string | number | boolean => {
   return value as string | boolean
 }
 
+const OPTIONS = { cast: { boolean: (b: boolean) => String(b) } }
+
 /**
- * Appends each record as its request finishes, so an interrupted run leaves every finished row on disk.
- * Booleans are written as `true`/`false`, empty cells mean "not known".
+ * Appends rows as their requests finish, so an interrupted run leaves every finished row on disk. Each batch is
+ * one synchronous write: its text is garbage at once, never buffered behind the disk (the timing happens in the
+ * load threads, not here). Booleans are written as `true`/`false`, empty cells mean "not known".
  */
 export class CsvWriter {
   readonly path: string
-  readonly #out: WriteStream
-  readonly #csv: Stringifier
+  #fd: number | undefined
 
   constructor(path: string) {
     this.path = path
     mkdirSync(dirname(path), { recursive: true })
-    this.#out = createWriteStream(path)
-    this.#csv = stringify({ header: true, columns: [...CSV_COLUMNS], cast: { boolean: (b) => String(b) } })
-    // rows that finish in the same tick reach the file in one write
-    this.#csv.on('data', () => {
-      if (this.#out.writableCorked === 0) {
-        this.#out.cork()
-        process.nextTick(() => this.#out.uncork())
-      }
-    })
-    this.#csv.pipe(this.#out)
+    this.#fd = openSync(path, 'w')
+    writeSync(this.#fd, stringify([[...CSV_COLUMNS]]))
   }
 
-  write(record: RequestRecord): void {
-    this.#csv.write(CSV_COLUMNS.map((column) => cell(record[column])))
+  writeAll(records: readonly RequestRecord[]): void {
+    if (records.length === 0 || this.#fd === undefined) return
+    writeSync(
+      this.#fd,
+      stringify(
+        records.map((r) => CSV_COLUMNS.map((column) => cell(r[column]))),
+        OPTIONS,
+      ),
+    )
   }
 
   async close(): Promise<void> {
-    this.#csv.end()
-    await once(this.#out, 'close')
+    if (this.#fd !== undefined) closeSync(this.#fd)
+    this.#fd = undefined
   }
 }
