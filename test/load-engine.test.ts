@@ -193,6 +193,33 @@ describe('against a simulated SGLang worker', () => {
     expect(run.summary.metrics.queue_time_in_router?.max).toBeGreaterThan(50)
   })
 
+  test('an abort while requests wait for a slot: the two in flight and the eighteen queued each get their row', async () => {
+    const controller = new AbortController()
+    setTimeout(() => controller.abort(new Error('test timed out')), 1000)
+    const run = await benchRequests(
+      { url: w.url },
+      {
+        rate: Number.POSITIVE_INFINITY,
+        requests: 20,
+        maxInFlight: 2,
+        warmup: 0,
+        apiKey: 'sk-test-key',
+        signal: controller.signal,
+        dataset: { kind: 'random', inputLen: 8, outputLen: 100_000, rangeRatio: 1 },
+        outDir: outDir(),
+      },
+    )
+    expect(run.records.map((r) => Number(r.req_id.split('-')[1])).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 20 }, (_, i) => i),
+    )
+    expect(run.records.every((r) => r.error_type === 'aborted')).toBe(true)
+    const queued = run.records.filter((r) => r.error === 'aborted before it was sent: test timed out')
+    expect(queued).toHaveLength(18)
+    // each queued request keeps the lag its arrival fired with, and was never sent
+    expect(queued.every((r) => r.dispatch_lag !== undefined && r.router_send_time === undefined)).toBe(true)
+    expect(run.summary.waited_for_slot).toBe(18)
+  })
+
   test('warmup requests stay out of the records; flushCache runs before the run', async () => {
     const run = await benchRequests(
       { url: w.url },
