@@ -58,8 +58,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     )
   try {
     const [serverInfo, model] = await Promise.all([
-      probeServerInfo(pool),
-      opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool)),
+      probeServerInfo(pool, opts.signal),
+      opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool, opts.signal)),
     ])
     const body = { api: opts.api, stream: opts.stream, model, temperature: opts.temperature, extraBody: opts.extraBody }
     const secrets = [
@@ -81,7 +81,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const warmup = await runWarmup(send, body, dataset, opts.warmup, where.host)
     if (warmup.failed > 0) warnings.push(`${warmup.failed} of ${warmup.sent} warm-up requests failed`)
     if (opts.flushCache) {
-      const problem = await flushCache(pool)
+      const problem = await flushCache(pool, opts.signal)
       if (problem !== undefined) warnings.push(problem)
     }
     const csv = new CsvWriter(join(outDir, 'requests.csv'))

@@ -2,14 +2,18 @@ import type { Pool } from 'undici'
 
 const PROBE_TIMEOUT_MS = 2000
 
-async function getJson(pool: Pool, path: string): Promise<unknown> {
+/** The probe's own time limit, and the run's abort: a user's Ctrl-C or test timeout ends a hanging probe too. */
+const limit = (ms: number, signal: AbortSignal | undefined): AbortSignal =>
+  signal === undefined ? AbortSignal.timeout(ms) : AbortSignal.any([AbortSignal.timeout(ms), signal])
+
+async function getJson(pool: Pool, path: string, signal: AbortSignal | undefined): Promise<unknown> {
   try {
     const res = await pool.request({
       path,
       method: 'GET',
       headersTimeout: PROBE_TIMEOUT_MS,
       bodyTimeout: PROBE_TIMEOUT_MS,
-      signal: AbortSignal.timeout(PROBE_TIMEOUT_MS),
+      signal: limit(PROBE_TIMEOUT_MS, signal),
     })
     if (res.statusCode !== 200) {
       await res.body.dump()
@@ -22,8 +26,11 @@ async function getJson(pool: Pool, path: string): Promise<unknown> {
 }
 
 /** The server's version and the settings that explain its numbers, from /server_info or /get_server_info. */
-export async function probeServerInfo(pool: Pool): Promise<Record<string, unknown> | undefined> {
-  const [current, legacy] = await Promise.all([getJson(pool, '/server_info'), getJson(pool, '/get_server_info')])
+export async function probeServerInfo(pool: Pool, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+  const [current, legacy] = await Promise.all([
+    getJson(pool, '/server_info', signal),
+    getJson(pool, '/get_server_info', signal),
+  ])
   const info = current ?? legacy
   if (typeof info !== 'object' || info === null) return undefined
   const keep = [
@@ -45,20 +52,20 @@ export async function probeServerInfo(pool: Pool): Promise<Record<string, unknow
 }
 
 /** The first model id from /v1/models; /v1 requests need one. */
-export async function probeModel(pool: Pool): Promise<string | undefined> {
-  const models = (await getJson(pool, '/v1/models')) as { data?: Array<{ id?: unknown }> } | undefined
+export async function probeModel(pool: Pool, signal?: AbortSignal): Promise<string | undefined> {
+  const models = (await getJson(pool, '/v1/models', signal)) as { data?: Array<{ id?: unknown }> } | undefined
   const id = models?.data?.[0]?.id
   return typeof id === 'string' ? id : undefined
 }
 
 /** POST /flush_cache (the worker also takes GET; the router only POST). Returns a problem, if any. */
-export async function flushCache(pool: Pool): Promise<string | undefined> {
+export async function flushCache(pool: Pool, signal?: AbortSignal): Promise<string | undefined> {
   try {
     const res = await pool.request({
       path: '/flush_cache?timeout=30',
       method: 'POST',
       headersTimeout: 35_000,
-      signal: AbortSignal.timeout(35_000),
+      signal: limit(35_000, signal),
     })
     const text = await res.body.text()
     return res.statusCode === 200 ? undefined : `flush_cache answered ${res.statusCode}: ${text.trim().slice(0, 200)}`
