@@ -193,7 +193,7 @@ describe('against a simulated SGLang worker', () => {
     expect(run.summary.metrics.queue_time_in_router?.max).toBeGreaterThan(50)
   })
 
-  test('an abort while requests wait for a slot: the two in flight and the eighteen queued each get their row', async () => {
+  test('an abort while requests wait for a slot: the two in flight and the 18 queued each get their row', async () => {
     const controller = new AbortController()
     setTimeout(() => controller.abort(new Error('test timed out')), 1000)
     const run = await benchRequests(

@@ -73,6 +73,21 @@ export const DURATION_COLUMNS = [
 
 export type DurationColumn = (typeof DURATION_COLUMNS)[number]
 
+/** Integer columns: token counts, chunks, the HTTP status. */
+export const COUNT_COLUMNS = [
+  'input_length',
+  'expected_output_length',
+  'actual_prompt_tokens',
+  'actual_output_tokens',
+  'actual_total_tokens',
+  'output_tokens_from_trace',
+  'decode_length',
+  'http_status',
+  'cached_tokens',
+  'chunks',
+  'requested_prompt_tokens',
+] as const
+
 /** Durations are seconds in requests.csv and milliseconds in summaries, objectives, messages and reports. */
 export const MS_PER_S = 1000
 

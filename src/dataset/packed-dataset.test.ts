@@ -29,7 +29,7 @@ test('every item comes back as it was packed: text (any script), token ids, unkn
   expect(packedIds.promptsAs).toBe('ids')
 })
 
-test('more requests than items cycle them, with the id of each repeat marked as take() did; fewer take the first', () => {
+test('more requests than items cycle them, each repeat’s id marked as take() did; fewer take the first', () => {
   const items = [item('conv-1', 'a b'), item('conv-2', 'c d e')]
   const cycled = PackedDataset.pack(items, 5)
   expect(cycled.items().map((i) => [i.id, i.prompt])).toEqual([

@@ -1,4 +1,4 @@
-import { CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
+import { COUNT_COLUMNS, CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
 
 /** Text columns with a handful of distinct values, kept as small codes into one dictionary each. */
@@ -14,22 +14,10 @@ type Flag = (typeof FLAGS)[number]
 const INITIAL_ROWS = 1024
 
 /**
- * Integer columns (tokens, chunks, HTTP status) are kept as Float32: exact below 2^24, NaN for unknown, half
- * the memory. A column given a value Float32 cannot hold exactly becomes Float64 from then on.
+ * Integer columns are kept as Float32: exact below 2^24, NaN for unknown, half the memory. A column given a value
+ * Float32 cannot hold exactly becomes Float64 from then on.
  */
-const COUNT_COLUMNS = new Set<NumericColumn>([
-  'input_length',
-  'expected_output_length',
-  'actual_prompt_tokens',
-  'actual_output_tokens',
-  'actual_total_tokens',
-  'output_tokens_from_trace',
-  'decode_length',
-  'http_status',
-  'cached_tokens',
-  'chunks',
-  'requested_prompt_tokens',
-])
+const FLOAT32_COLUMNS = new Set<NumericColumn>(COUNT_COLUMNS)
 
 /** A numeric column's values, NaN where unknown. */
 export type NumberColumn = Float64Array | Float32Array
@@ -187,8 +175,9 @@ export class RecordTable {
 
   #setId(i: number, id: string): void {
     const dash = id.lastIndexOf('-')
-    const n = Number(id.slice(dash + 1))
-    const prefix = dash > 0 && String(n) === id.slice(dash + 1) ? codeOf(this.#idDictionary, id.slice(0, dash)) : 0
+    const tail = id.slice(dash + 1)
+    const n = Number(tail)
+    const prefix = dash > 0 && String(n) === tail ? codeOf(this.#idDictionary, id.slice(0, dash)) : 0
     this.#idPrefixes[i] = prefix ?? 0
     this.#idNumbers[i] = n
     if (prefix === 0 || prefix === undefined) this.#otherIds.set(i, id)
@@ -216,7 +205,7 @@ export class RecordTable {
       const old = this.#numbers.get(c)
       const made = copy(
         old,
-        COUNT_COLUMNS.has(c) && !(old instanceof Float64Array)
+        FLOAT32_COLUMNS.has(c) && !(old instanceof Float64Array)
           ? new Float32Array(capacity)
           : new Float64Array(capacity),
       )

@@ -249,7 +249,7 @@ export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = 
           `got ${values.length} (set minSamples to override)`,
       }
     }
-    const observed = aggregate(Float64Array.from(values).sort(), o) * fieldScale(o.field)
+    const observed = aggregate(values.sort(), o) * fieldScale(o.field)
     return {
       objective: o,
       status: holds(observed, o) ? 'pass' : 'fail',

@@ -139,8 +139,6 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
   const prompts = total('actual_prompt_tokens')
   const outputs = total('actual_output_tokens')
   const cached = total('cached_tokens')
-  const prompt = prompts.sum
-  const output = outputs.sum
   const per = (v: number): number => (duration > 0 ? v / duration : 0)
   let warnings = 0
   for (let i = 0; i < n; i++) if (table.success(i) && table.text('warning', i) !== undefined) warnings++
@@ -151,9 +149,9 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     success_rate: n > 0 ? successes / n : 0,
     duration_s: duration,
     request_throughput: per(successes),
-    input_token_throughput: prompts.known > 0 ? per(prompt) : null,
-    output_token_throughput: outputs.known > 0 ? per(output) : null,
-    total_token_throughput: prompts.known > 0 && outputs.known > 0 ? per(prompt + output) : null,
+    input_token_throughput: prompts.known > 0 ? per(prompts.sum) : null,
+    output_token_throughput: outputs.known > 0 ? per(outputs.sum) : null,
+    total_token_throughput: prompts.known > 0 && outputs.known > 0 ? per(prompts.sum + outputs.sum) : null,
     target_rate: Number.isFinite(inputs.targetRate) ? inputs.targetRate : null,
     scheduled_rate: rateOver(table.numbers('arrival_time')),
     achieved_rate: rateOver(table.numbers('router_send_time')),
@@ -165,7 +163,7 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     requests_per_host: table.counts('host'),
     errors_by_type: table.counts('error_type'),
     server_timestamps: table.counts('server_timestamps'),
-    cache_hit_rate: prompt > 0 && cached.known > 0 ? cached.sum / prompt : null,
+    cache_hit_rate: prompts.sum > 0 && cached.known > 0 ? cached.sum / prompts.sum : null,
     lengths: lengths(table, inputs.chat === true, scratch),
     rows_with_warnings: warnings,
   }
