@@ -21,7 +21,7 @@ import { summariseRun } from '../summarise/run-summary.ts'
 import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
 import { type BenchTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
-import { runShards } from './run-shards.ts'
+import { runShards, shareOf } from './run-shards.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
 import { targetPool } from './target-pool.ts'
 import { runWarmup } from './warmup.ts'
@@ -87,7 +87,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     const csv = new CsvWriter(join(outDir, 'requests.csv'))
     const host = opts.shard ?? { index: 0, count: 1 }
     // this host's rows: requests index, index + count, …
-    const table = new RecordTable(Math.ceil(Math.max(0, dataset.length - host.index) / host.count))
+    const table = new RecordTable(shareOf(dataset.length, host.index, host.count))
     const sources = metricsSources(target)
     const threads = opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))

@@ -34,6 +34,10 @@ export interface ShardedResult {
   receiveBusy: number
 }
 
+/** How many of first, first + stride, … lie below n: a thread's (or a host's) share of n requests. */
+export const shareOf = (n: number, first: number, stride: number): number =>
+  Math.max(0, Math.ceil((n - first) / stride))
+
 /** The threads start within this margin after the last is ready, all at one instant. */
 const START_MARGIN_MS = 20
 const PROGRESS_EVERY_MS = 1000
@@ -56,9 +60,7 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
   // thread t of this host sends requests firstOf(t), firstOf(t) + stride, …
   const firstOf = (t: number): number => run.host.index + t * run.host.count
   // thread t's k-th request is the run's request firstOf(t) + k · stride
-  const sizes = Array.from({ length: run.threads }, (_, t) =>
-    Math.max(0, Math.ceil((run.dataset.length - firstOf(t)) / stride)),
-  )
+  const sizes = Array.from({ length: run.threads }, (_, t) => shareOf(run.dataset.length, firstOf(t), stride))
   const reported = sizes.map((n) => new Uint8Array(n))
   const total = sizes.reduce((a, n) => a + n, 0)
   const inFlightShare = (t: number): number =>
