@@ -110,10 +110,19 @@ describe('load over several threads and hosts', () => {
 
   test('an abort reaches every thread: each request still has its row', async () => {
     const controller = new AbortController()
-    setTimeout(() => controller.abort(new Error('stop here')), 800)
+    // aborted once some requests are done, counted from the run's start (not from before a busy machine's set-up)
     const run = await benchRequests(
       { url: worker.url },
-      { ...options, processes: 2, signal: controller.signal, outDir: outDir() },
+      {
+        ...options,
+        rate: 50,
+        processes: 2,
+        signal: controller.signal,
+        onProgress: (p) => {
+          if (p.done > 20) controller.abort(new Error('stop here'))
+        },
+        outDir: outDir(),
+      },
     )
     const rows = rowsOf(run.files.csv)
     expect(rows).toHaveLength(240)
