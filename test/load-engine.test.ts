@@ -195,7 +195,6 @@ describe('against a simulated SGLang worker', () => {
 
   test('an abort while requests wait for a slot: the two in flight and the 18 queued each get their row', async () => {
     const controller = new AbortController()
-    setTimeout(() => controller.abort(new Error('test timed out')), 1000)
     const run = await benchRequests(
       { url: w.url },
       {
@@ -205,6 +204,8 @@ describe('against a simulated SGLang worker', () => {
         warmup: 0,
         apiKey: 'sk-test-key',
         signal: controller.signal,
+        // aborted once the run has started (the first progress, a second in): two requests are then streaming
+        onProgress: () => controller.abort(new Error('test timed out')),
         dataset: { kind: 'random', inputLen: 8, outputLen: 100_000, rangeRatio: 1 },
         outDir: outDir(),
       },
