@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { LlmPerfError } from './common/errors.ts'
+import { redact } from './common/redact.ts'
 import { nodeVersionProblem } from './node-version.ts'
 
 const HELP = `vitest-llm-perf <command> [flags]
@@ -60,9 +61,9 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof LlmPerfError) {
-    process.stderr.write(`error: ${err.message}\n`)
+    process.stderr.write(`error: ${redact(err.message)}\n`)
     process.exit(2)
   }
-  process.stderr.write(`${(err as Error).stack ?? String(err)}\n`)
+  process.stderr.write(`${redact((err as Error).stack ?? String(err))}\n`)
   process.exit(1)
 })

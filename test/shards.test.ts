@@ -73,6 +73,7 @@ describe('load over several threads and hosts', () => {
       ...body,
       headers: {},
       stallTimeoutMs: 10_000,
+      requestTimeoutMs: 60_000,
       headersTimeoutMs: 10_000,
       maxLineBytes: 1e6,
       secrets: [],

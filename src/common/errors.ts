@@ -9,6 +9,8 @@ export type LlmPerfErrorCode =
   | 'LLMPERF_LAUNCH_TIMEOUT'
   | 'LLMPERF_INVALID_THRESHOLD'
   | 'LLMPERF_SLO_UNJUDGEABLE'
+  | 'LLMPERF_WRITE'
+  | 'LLMPERF_TOO_LARGE'
 
 export class LlmPerfError extends Error {
   readonly code: LlmPerfErrorCode

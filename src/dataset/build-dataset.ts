@@ -19,6 +19,8 @@ export interface BuiltDataset {
   dataset: PackedDataset
   /** Text prompts whose re-tokenized length differed from the construction (0 with ids or byte-level BPE). */
   inexactPrompts: number
+  /** Distinct text prompts with lone surrogates, which reach the server as U+FFFD. */
+  illFormedPrompts: number
 }
 
 /**
@@ -31,34 +33,38 @@ export async function buildDataset(
   count: number | undefined,
   seed: number,
   form: PromptForm,
+  signal?: AbortSignal,
 ): Promise<BuiltDataset> {
   const random = new SeededRandom(seed ^ DATASET_SEED_SALT)
   const exact = form.tokenizer.kind === 'words' ? undefined : await WordTokens.of(form.tokenizer)
   const formFor = exact === undefined ? undefined : form
-  let dataset: PackedDataset
+  let packed: { dataset: PackedDataset; illFormed: number }
   switch (spec.kind) {
     case 'random':
-      dataset = PackedDataset.pack(randomItems(spec, count ?? 0, random, formFor, exact), count ?? 0)
+      packed = await PackedDataset.packAsync(randomItems(spec, count ?? 0, random, formFor, exact), count ?? 0, signal)
       break
     case 'shared-prefix':
-      dataset = PackedDataset.pack(sharedPrefixDataset(spec, random, formFor, exact), count)
+      packed = await PackedDataset.packAsync(sharedPrefixDataset(spec, random, formFor, exact), count, signal)
       break
     case 'sharegpt':
-      dataset = PackedDataset.pack(
+      packed = await PackedDataset.packAsync(
         await sharegptItems(spec, random.shuffle(await sharegptRows(spec)), count, form),
         count,
+        signal,
       )
       break
     case 'custom':
-      dataset = PackedDataset.pack(
+      packed = await PackedDataset.packAsync(
         await textItems(form, await withOutputLengths(await customRows(spec), spec.outputLen, form)),
         count,
+        signal,
       )
       break
   }
+  const dataset = packed.dataset
   const inexactPrompts =
     spec.kind === 'random' || spec.kind === 'shared-prefix' ? await checkTextLengths(form, dataset) : 0
-  return { dataset, inexactPrompts }
+  return { dataset, inexactPrompts, illFormedPrompts: packed.illFormed }
 }
 
 /** Output lengths: given, else the reference answer's tokens (words without a tokenizer), else the default. */

@@ -55,6 +55,33 @@ export class PackedDataset {
     return packer.finish(packer.slots === 0 ? 0 : (count ?? packer.slots))
   }
 
+  /**
+   * As `pack`, handing the event loop a turn every few thousand items so that `signal` (and a timer that aborts
+   * it) can stop a large build; also counts text prompts with lone surrogates (sent as U+FFFD by every encoder).
+   */
+  static async packAsync(
+    items: Iterable<DatasetItem>,
+    count: number | undefined,
+    signal?: AbortSignal,
+  ): Promise<{ dataset: PackedDataset; illFormed: number }> {
+    const packer = new Packer()
+    const source = items[Symbol.iterator]()
+    try {
+      while (count === undefined || packer.slots < count) {
+        if (packer.slots % YIELD_EVERY === YIELD_EVERY - 1) {
+          await new Promise((r) => setImmediate(r))
+          signal?.throwIfAborted()
+        }
+        const next = source.next()
+        if (next.done === true) break
+        packer.add(next.value)
+      }
+    } finally {
+      source.return?.()
+    }
+    return { dataset: packer.finish(packer.slots === 0 ? 0 : (count ?? packer.slots)), illFormed: packer.illFormed }
+  }
+
   /** The dataset a thread was posted. */
   static of(data: PackedDatasetData): PackedDataset {
     return new PackedDataset(data)
@@ -130,9 +157,14 @@ export class PackedDataset {
   }
 }
 
+/** packAsync hands the event loop a turn (and checks its signal) every this many items. */
+const YIELD_EVERY = 4096
+
 /** Fills blocks as items arrive: the items themselves are never all alive at once. */
 class Packer {
   slots = 0
+  /** Text prompts that are not well-formed UTF-16 (lone surrogates): every encoder sends them as U+FFFD. */
+  illFormed = 0
   #meta = new Int32Array(FIELDS * 1024)
   readonly #blocks: SharedArrayBuffer[] = []
   /** Made only once a slot's id is not its index. */
@@ -142,6 +174,7 @@ class Packer {
 
   add(item: DatasetItem): void {
     const isIds = Array.isArray(item.prompt)
+    if (!isIds && !(item.prompt as string).isWellFormed()) this.illFormed++
     const bytes = isIds ? (item.prompt as number[]).length * 4 : Buffer.byteLength(item.prompt as string)
     // ids are Int32: their offset is 4-aligned
     let offset = isIds ? (this.#used + 3) & ~3 : this.#used

@@ -1,6 +1,7 @@
 import { execa } from 'execa'
 import { ServerStartError } from '../common/errors.ts'
 import { probeReady, type Readiness } from '../common/readiness.ts'
+import { addSecrets } from '../common/redact.ts'
 import { LogSink } from './log-sink.ts'
 import { StartedServer } from './started-server.ts'
 
@@ -33,6 +34,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  * process's exit so a crash fails at once, with its exit code and last log lines.
  */
 export async function launchProcess(spec: LaunchSpec): Promise<StartedServer> {
+  // registered for this process's every writer too: an error or table line naming the server stays masked
+  addSecrets(spec.secrets ?? [])
   const log = new LogSink(spec.logFile, spec.secrets ?? [])
   log.line(`$ ${[spec.command, ...spec.args].join(' ')}`)
   const sub = execa(spec.command, [...spec.args], {

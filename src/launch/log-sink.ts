@@ -1,7 +1,7 @@
 import { createWriteStream, mkdirSync, type WriteStream } from 'node:fs'
 import { dirname } from 'node:path'
 import type { Readable } from 'node:stream'
-import { maskSecrets } from '../common/mask-secrets.ts'
+import { redact } from '../common/redact.ts'
 
 const TAIL_LINES = 200
 
@@ -38,7 +38,7 @@ export class LogSink {
   }
 
   line(raw: string): void {
-    const line = maskSecrets(raw, this.#secrets)
+    const line = redact(raw, this.#secrets)
     this.#file.write(`${line}\n`)
     this.#tail.push(line)
     if (this.#tail.length > TAIL_LINES) this.#tail.shift()

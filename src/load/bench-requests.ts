@@ -1,18 +1,17 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, writeFileSync } from 'node:fs'
-import { availableParallelism } from 'node:os'
 import { join, resolve } from 'node:path'
-import { originAt, startRunClock } from '../common/clock.ts'
+import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
+import { addSecrets, redactError, secretHeaders } from '../common/redact.ts'
 import { buildDataset } from '../dataset/build-dataset.ts'
 import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
 import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
-import { MetricsSampler, type MetricsSource } from '../server-metrics/metrics-sampler.ts'
+import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
 import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
@@ -21,30 +20,58 @@ import { summariseRun } from '../summarise/run-summary.ts'
 import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
 import { type BenchTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
+import { claimRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
 import { runShards, shareOf } from './run-shards.ts'
+import { runSizeProblem } from './run-size.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
 import { targetPool } from './target-pool.ts'
+import { autoProcesses, metricsSources, workerNamer } from './target-sources.ts'
 import { runWarmup } from './warmup.ts'
+
+/** A shard that starts later than its `startAt` by more than this is said to have started late. */
+const LATE_START_MS = 50
 
 /**
  * Drives open-loop load at `target` and records one row per request. Options are validated before any
- * socket opens; a failing server becomes failed rows, never an exception.
+ * socket opens; a failing server becomes failed rows, never an exception. A file that cannot be written ends
+ * the run with an `ArtifactWriteError` naming it, its `run` holding every row. Every error is redacted.
  */
 export async function benchRequests(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
+  const raw = (options ?? {}) as { apiKey?: unknown; headers?: unknown }
+  addSecrets([
+    typeof raw.apiKey === 'string' ? raw.apiKey : undefined,
+    ...(typeof raw.headers === 'object' && raw.headers !== null
+      ? secretHeaders(raw.headers as Record<string, string>)
+      : []),
+  ])
+  try {
+    return await runBench(target, options)
+  } catch (err) {
+    throw redactError(err)
+  }
+}
+
+async function runBench(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
   const opts = validateEverything(target, options)
   const where = resolveTarget(target)
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
-  const { dataset, tokenizer, inexactPrompts } = await datasetFor(opts, target, headers)
+  const outDir = resolve(
+    opts.outDir ??
+      join(
+        '.vitest',
+        'llm-perf',
+        'runs',
+        `${new Date().toISOString().replace(/[:.]/gu, '-')}-${randomBytes(4).toString('hex')}`,
+      ),
+  )
+  claimRunFolder(outDir)
+  const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = await datasetFor(opts, target, headers)
   const arrivalsS = arrivalSchedule({ ...opts, requests: dataset.length })
   const timeline = [
     ...opts.timeline,
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
   ]
   const runId = randomBytes(4).toString('hex')
-  const outDir = resolve(
-    opts.outDir ?? join('.vitest', 'llm-perf', 'runs', `${new Date().toISOString().replace(/[:.]/gu, '-')}-${runId}`),
-  )
-  mkdirSync(outDir, { recursive: true })
   const pool = targetPool(where.origin, opts.maxInFlight)
   const warnings: string[] = []
   let sampler: MetricsSampler | undefined
@@ -56,18 +83,18 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       `${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens ` +
         `say what the server will count)`,
     )
+  if (illFormedPrompts > 0)
+    warnings.push(
+      `${illFormedPrompts} prompts hold lone surrogates (text that is not valid UTF-16): they reach the server with ` +
+        'each one replaced by U+FFFD',
+    )
   try {
     const [serverInfo, model] = await Promise.all([
       probeServerInfo(pool, opts.signal),
       opts.model ?? (opts.api === 'generate' ? undefined : probeModel(pool, opts.signal)),
     ])
     const body = { api: opts.api, stream: opts.stream, model, temperature: opts.temperature, extraBody: opts.extraBody }
-    const secrets = [
-      opts.apiKey ?? '',
-      ...Object.entries(headers).flatMap(([k, v]) =>
-        /^(authorization|x-api-key|api-key)$/iu.test(k) ? [v, v.replace(/^Bearer\s+/iu, '')] : [],
-      ),
-    ]
+    const secrets = secretHeaders(headers).map((v) => v.replace(/^Bearer\s+/iu, ''))
     const sendOptions = {
       maxLineBytes: opts.maxLineBytes,
       secrets,
@@ -76,6 +103,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       headers,
       stallTimeoutMs: opts.stallTimeoutMs,
       headersTimeoutMs: opts.headersTimeoutMs,
+      requestTimeoutMs: opts.requestTimeoutMs,
     }
     const send = { ...sendOptions, pool, signal: opts.signal, nowMs: startRunClock().nowMs }
     const warmup = await runWarmup(send, body, dataset, opts.warmup, where.host)
@@ -84,7 +112,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       const problem = await flushCache(pool, opts.signal)
       if (problem !== undefined) warnings.push(problem)
     }
-    const csv = new CsvWriter(join(outDir, 'requests.csv'))
+    const csv = new CsvWriter(runFile(outDir, 'requests.csv'))
     const host = opts.shard ?? { index: 0, count: 1 }
     // this host's rows: requests index, index + count, …
     const table = new RecordTable(shareOf(dataset.length, host.index, host.count))
@@ -107,11 +135,17 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       },
       onStart: (origin) => {
         clock = startRunClock(origin)
+        const lateMs = opts.startAt === undefined ? 0 : epochNowMs() - opts.startAt
+        if (lateMs > LATE_START_MS)
+          warnings.push(
+            `this shard started ${(lateMs / 1000).toFixed(2)} s after startAt: the requests due before then were sent ` +
+              'late (their dispatch_lag says by how much); choose a startAt further ahead',
+          )
         sampler =
           opts.metricsIntervalMs > 0
             ? new MetricsSampler({
                 sources,
-                path: join(outDir, 'server-metrics.csv'),
+                path: runFile(outDir, 'server-metrics.csv'),
                 nowMs: clock.nowMs,
                 intervalMs: opts.metricsIntervalMs,
                 workerName: workerNamer(sources),
@@ -184,24 +218,36 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
       const gp = goodput(benchRun(table, summary, { csv: csv.path, json: '' }), normalizeSpec(opts.slo as SloSpec))
       summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
     }
-    const json = join(outDir, 'summary.json')
-    writeFileSync(json, `${JSON.stringify(summary, null, 2)}\n`)
-    const html = join(outDir, 'report.html')
-    writeFileSync(
-      html,
-      htmlReport(
-        opts.name ?? `${dataset.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
-        table,
-        summary,
-        sampled?.series,
-      ),
+    const json = runFile(outDir, 'summary.json')
+    const html = runFile(outDir, 'report.html')
+    const failure = writeClosingFiles(
+      [
+        { path: json, text: () => `${JSON.stringify(summary, null, 2)}\n` },
+        {
+          path: html,
+          text: () =>
+            htmlReport(
+              opts.name ?? `${dataset.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
+              table,
+              summary,
+              sampled?.series,
+            ),
+        },
+      ],
+      [csv.failure, sampled?.writeFailure],
     )
-    return benchRun(table, summary, {
+    const run = benchRun(table, summary, {
       csv: csv.path,
       json,
       html,
       ...(sampler === undefined ? {} : { serverMetrics: sampler.path }),
     })
+    if (failure !== undefined) {
+      // the rows are whole in memory: the caller still gets them, with the file that could not be written
+      failure.run = run
+      throw failure
+    }
+    return run
   } finally {
     for (const t of hookTimers) clearTimeout(t)
     await sampler?.stop().catch(() => undefined)
@@ -227,6 +273,8 @@ function validateEverything(target: BenchTarget, options: BenchOptions): ReturnT
     }
   }
   const opts = attempt(() => validateBenchOptions(options))
+  const tooLarge = opts === undefined ? undefined : runSizeProblem(opts)
+  if (tooLarge !== undefined) problems.push(tooLarge)
   const raw = (options ?? {}) as { slo?: unknown; failures?: unknown }
   if (raw.slo !== undefined && typeof raw.slo === 'object' && raw.slo !== null)
     attempt(() => normalizeSpec(raw.slo as SloSpec))
@@ -243,31 +291,6 @@ function validateEverything(target: BenchTarget, options: BenchOptions): ReturnT
   }
   if (problems.length > 0 || opts === undefined) throw new InvalidOptionError('benchRequests options', problems)
   return opts
-}
-
-/** Each worker's /metrics (the target itself when it names none) and the router's, when the load goes through it. */
-function metricsSources(target: BenchTarget): MetricsSource[] {
-  const base = (url: string): string => url.replace(/\/+$/u, '')
-  const workers = target.workers?.length
-    ? target.workers.map((w, i) => ({
-        name: w.name ?? `worker-${i + 1}`,
-        url: `${base(w.url)}/metrics`,
-        kind: 'worker' as const,
-      }))
-    : [{ name: 'server', url: `${base(target.url)}/metrics`, kind: 'worker' as const }]
-  const router =
-    target.router !== undefined && base(target.router.url) === base(target.url) && target.router.metricsUrl !== ''
-      ? [{ name: 'router', url: target.router.metricsUrl, kind: 'router' as const }]
-      : []
-  return [...workers, ...router]
-}
-
-/** The router labels workers by URL; rows and charts name them as the topology does (as their sources are named). */
-function workerNamer(sources: readonly MetricsSource[]): (url: string) => string {
-  const names = new Map(
-    sources.filter((s) => s.kind === 'worker').map((s) => [s.url.replace(/\/metrics$/u, ''), s.name]),
-  )
-  return (url) => names.get(url.replace(/\/+$/u, '')) ?? url
 }
 
 /** The served model's tokenizer (dataset-level choice first) and the prompts built with it. */
@@ -290,7 +313,7 @@ async function datasetFor(
       chat: opts.api === 'chat',
       ids: opts.api !== 'chat' && (opts.promptAs === 'ids' || forceIds),
     }
-    const built = await buildDataset(opts.dataset, opts.requests, opts.seed, form)
+    const built = await buildDataset(opts.dataset, opts.requests, opts.seed, form, opts.signal)
     return { ...built, tokenizer }
   } finally {
     await tokenizer.close()
@@ -311,13 +334,4 @@ function describeOptions(opts: ReturnType<typeof validateBenchOptions>, requests
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),
   }
-}
-
-/**
- * `processes: 'auto'`: the cores this process may use, less one per server process on this host (each worker,
- * and the router), at least one.
- */
-function autoProcesses(target: BenchTarget, sameHost: boolean): number {
-  const servers = sameHost ? Math.max(1, target.workers?.length ?? 1) + (target.router === undefined ? 0 : 1) : 0
-  return Math.max(1, availableParallelism() - servers)
 }

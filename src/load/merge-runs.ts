@@ -1,6 +1,7 @@
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { join, resolve } from 'node:path'
+import { existsSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs'
+import { basename, dirname, join, resolve, sep } from 'node:path'
 import { parse } from 'csv-parse/sync'
+import { ensureDir, unneutralise, writeArtifact } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
@@ -35,24 +36,80 @@ function recordOf(row: Record<string, string>): RequestRecord {
   const out: Record<string, unknown> = {}
   for (const c of CSV_COLUMNS) {
     const cell = row[c] ?? ''
-    out[c] = FLAGS.has(c) ? cell === 'true' : cell === '' ? undefined : NUMERIC.has(c) ? Number(cell) : cell
+    out[c] = FLAGS.has(c)
+      ? cell === 'true'
+      : cell === ''
+        ? undefined
+        : NUMERIC.has(c)
+          ? Number(cell)
+          : unneutralise(cell)
   }
   return out as unknown as RequestRecord
 }
 
+const unusable = (dir: string, what: string): LlmPerfError =>
+  new LlmPerfError('LLMPERF_INVALID_ARGUMENT', `cannot merge ${dir}: ${what}`)
+
+/** One shard's folder, read and checked: its summary is a run's, its CSV whole and as long as the summary says. */
 function readShard(dir: string): Shard {
   const json = join(dir, 'summary.json')
   const csv = join(dir, 'requests.csv')
   if (!existsSync(json) || !existsSync(csv))
-    throw new LlmPerfError(
-      'LLMPERF_INVALID_ARGUMENT',
-      `${dir}: expected a run's folder with summary.json and requests.csv`,
+    throw unusable(dir, "expected a run's folder with summary.json and requests.csv")
+  let summary: BenchSummary
+  try {
+    summary = JSON.parse(readFileSync(json, 'utf8')) as BenchSummary
+  } catch (err) {
+    throw unusable(dir, `summary.json is not JSON (${(err as Error).message})`)
+  }
+  const load = (summary as { load?: { shard?: unknown; start_epoch_ms?: unknown } } | null)?.load
+  if (
+    typeof summary !== 'object' ||
+    summary === null ||
+    Array.isArray(summary) ||
+    typeof summary.requests !== 'number' ||
+    typeof load !== 'object' ||
+    load === null
+  )
+    throw unusable(dir, `summary.json is not a run's summary (got ${JSON.stringify(summary).slice(0, 60)})`)
+  let records: Array<Record<string, string>>
+  try {
+    records = parse(readFileSync(csv), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>
+  } catch (err) {
+    throw unusable(dir, `requests.csv is not whole (${(err as Error).message})`)
+  }
+  const header = Object.keys(records[0] ?? {})
+  if (records.length > 0 && CSV_COLUMNS.some((c) => !header.includes(c)))
+    throw unusable(dir, `requests.csv lacks columns: ${CSV_COLUMNS.filter((c) => !header.includes(c)).join(', ')}`)
+  if (records.length !== summary.requests)
+    throw unusable(
+      dir,
+      `requests.csv has ${records.length} rows where its summary.json counts ${summary.requests} requests ` +
+        '(a file cut short, or from another run)',
     )
-  const summary = JSON.parse(readFileSync(json, 'utf8')) as BenchSummary
-  const rows = (
-    parse(readFileSync(csv), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>
-  ).map(recordOf)
-  return { dir, summary, rows }
+  return { dir, summary, rows: records.map(recordOf) }
+}
+
+const real = (p: string): string => {
+  try {
+    return realpathSync(p)
+  } catch {
+    return resolve(p)
+  }
+}
+
+/** An output that is, holds or sits inside an input would overwrite or swallow a shard: refused. */
+function checkOutput(dirs: readonly string[], out: string): void {
+  const o = real(out)
+  for (const d of dirs.map(real)) {
+    const why =
+      o === d ? 'is' : o.startsWith(`${d}${sep}`) ? 'is inside' : d.startsWith(`${o}${sep}`) ? 'holds' : undefined
+    if (why !== undefined)
+      throw new LlmPerfError(
+        'LLMPERF_INVALID_ARGUMENT',
+        `merge: --out ${out} ${why} the input folder ${d}: choose an output apart from every shard`,
+      )
+  }
 }
 
 /** The shards must be one run's: one seed, schedule and start, every index once. */
@@ -86,12 +143,27 @@ function checkShards(shards: Shard[]): void {
 export async function mergeRuns(dirs: readonly string[], out: string): Promise<BenchSummary> {
   if (dirs.length === 0)
     throw new LlmPerfError('LLMPERF_INVALID_ARGUMENT', 'merge: expected at least one folder to merge')
+  checkOutput(dirs, out)
   const shards = dirs
     .map((d) => readShard(resolve(d)))
     .sort((a, b) => (a.summary.load.shard?.index ?? 0) - (b.summary.load.shard?.index ?? 0))
   checkShards(shards)
+  // written beside the output, then moved in file by file: a failed merge leaves nothing half written
+  ensureDir(dirname(out))
+  const staging = mkdtempSync(join(dirname(out), `.${basename(out)}.merging-`))
+  try {
+    const summary = writeMerged(shards, staging)
+    ensureDir(out)
+    for (const name of ['requests.csv', 'summary.json', 'report.html', 'server-metrics.csv'])
+      if (existsSync(join(staging, name))) renameSync(join(staging, name), join(out, name))
+    return summary
+  } finally {
+    rmSync(staging, { recursive: true, force: true })
+  }
+}
+
+function writeMerged(shards: Shard[], out: string): BenchSummary {
   const first = shards[0] as Shard
-  mkdirSync(out, { recursive: true })
   // in finish order, as one process writes them; never-sent rows (no finish) by arrival, last
   const rows = shards
     .flatMap((s) => s.rows)
@@ -104,7 +176,8 @@ export async function mergeRuns(dirs: readonly string[], out: string): Promise<B
   const csv = new CsvWriter(join(out, 'requests.csv'))
   // a batch at a time: a million merged rows are never one string
   for (let at = 0; at < rows.length; at += WRITE_BATCH) csv.writeAll(rows.slice(at, at + WRITE_BATCH))
-  await csv.close()
+  void csv.close()
+  if (csv.failure !== undefined) throw csv.failure
   const worst = (pick: (s: BenchSummary) => number): number => Math.max(0, ...shards.map((s) => pick(s.summary)))
   const options = first.summary.options as { rate?: number | string; api?: string; slo?: SloSpec }
   const figures = summariseRun({
@@ -138,11 +211,11 @@ export async function mergeRuns(dirs: readonly string[], out: string): Promise<B
     const gp = goodput(benchRun(table, summary, { csv: csv.path, json: '' }), normalizeSpec(options.slo))
     summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: options.slo as Record<string, unknown> }
   }
-  writeFileSync(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`)
+  writeArtifact(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`)
   const metrics = join(first.dir, 'server-metrics.csv')
-  if (existsSync(metrics)) copyFileSync(metrics, join(out, 'server-metrics.csv'))
+  if (existsSync(metrics)) writeArtifact(join(out, 'server-metrics.csv'), readFileSync(metrics, 'utf8'))
   const title = `${summary.name ?? `${table.length} requests`} (${shards.length} shards merged)`
-  writeFileSync(join(out, 'report.html'), htmlReport(title, table, summary))
+  writeArtifact(join(out, 'report.html'), htmlReport(title, table, summary))
   return summary
 }
 

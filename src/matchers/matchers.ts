@@ -1,5 +1,6 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
 import { SloUnjudgeableError } from '../common/errors.ts'
+import { redact } from '../common/redact.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { compareToBaseline } from '../slo/baseline.ts'
 import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
@@ -72,7 +73,9 @@ function judge(
     pass,
     message: () => {
       const text = [body, ...baselineNote].join('\n')
-      return pass ? `${hint}\n\nExpected the run to miss its SLO, but ${text}` : `${hint}\n\nSLO not met: ${text}`
+      return redact(
+        pass ? `${hint}\n\nExpected the run to miss its SLO, but ${text}` : `${hint}\n\nSLO not met: ${text}`,
+      )
     },
   }
 }

@@ -125,8 +125,13 @@ export const benchOptionsSchema = z.strictObject({
   extraBody: z.record(z.string(), z.unknown()).default({}),
   /** @default 0 */
   temperature: z.number().min(0).default(0),
-  /** A stream with no bytes for this long fails with a stall error. @default 60000 */
+  /**
+   * A response that brings no token for this long fails as a stall: keep-alive comments and empty events are
+   * not progress. @default 60000
+   */
   stallTimeoutMs: positiveMs.default(60_000),
+  /** Each request's whole time, from its send to its last byte; past it the request fails as `deadline`. @default 1800000 (30 min) */
+  requestTimeoutMs: positiveMs.default(1_800_000),
   /** An SSE line longer than this (characters) fails its request as malformed. @default 8388608 (8 MiB) */
   maxLineBytes: z
     .int({ error: 'expected a positive integer' })
@@ -226,8 +231,34 @@ export function validateBenchOptions(
       '`startAt`: every shard of a run needs the same start (epoch milliseconds, e.g. Date.now() + 60_000 ' +
         'when the job is submitted), got nothing',
     )
+  if (opts.startAt !== undefined) problems.push(...startAtProblems(opts.startAt, opts.shard !== undefined))
   if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
   return { ...opts, shard }
+}
+
+/** A start more than this far in the past is another run's (or seconds given for milliseconds). */
+export const START_AT_PAST_LIMIT_MS = 60_000
+/** A start more than this far ahead is a unit mistake (microseconds), not a plan. */
+const START_AT_FUTURE_LIMIT_MS = 24 * 3600_000
+
+/** What cannot be meant by `startAt`: no shard to share it with, long past, or beyond tomorrow. */
+function startAtProblems(startAt: number, sharded: boolean): string[] {
+  if (!sharded)
+    return [
+      '`startAt`: is the shared start of a run spread over hosts and needs `shard` ({ count, index }); a run on ' +
+        `one host starts when it is called, got startAt ${startAt} without shard`,
+    ]
+  const now = Date.now()
+  const iso = Math.abs(startAt) < 8.64e15 ? new Date(startAt).toISOString() : 'no date'
+  const when = `${iso}, ${((startAt - now) / 1000).toFixed(1)} s from now`
+  if (startAt < now - START_AT_PAST_LIMIT_MS)
+    return [
+      `\`startAt\`: expected epoch milliseconds at most ${START_AT_PAST_LIMIT_MS / 1000} s in the past (every request ` +
+        `would be late), got ${startAt} (${when})`,
+    ]
+  if (startAt > now + START_AT_FUTURE_LIMIT_MS)
+    return [`\`startAt\`: expected epoch milliseconds within a day from now, got ${startAt} (${when})`]
+  return []
 }
 
 /** The shard this host runs: as given, the index defaulting to a Kubernetes Indexed Job's JOB_COMPLETION_INDEX. */

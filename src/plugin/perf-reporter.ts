@@ -1,6 +1,8 @@
-import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { appendFileSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Reporter, TestModule, Vitest } from 'vitest/node'
+import { writeArtifact } from '../common/artifact-file.ts'
+import { redact } from '../common/redact.ts'
 import type { CompactSummary } from './task-meta.ts'
 
 export interface TableRow {
@@ -117,17 +119,17 @@ export class PerfReporter implements Reporter {
     }
     if (rows.length === 0) return
     const width = process.stdout.isTTY ? process.stdout.columns : undefined
-    const text = `\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows, width)}\n`
+    const text = redact(`\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows, width)}\n`)
     if (this.#vitest !== undefined) this.#vitest.logger.log(text)
     else process.stdout.write(`${text}\n`)
     const dir = resolve(this.#vitest?.config.root ?? process.cwd(), '.vitest', 'llm-perf')
     mkdirSync(dir, { recursive: true })
-    writeFileSync(join(dir, 'runs.json'), `${JSON.stringify(rows, null, 2)}\n`)
+    writeArtifact(join(dir, 'runs.json'), `${JSON.stringify(rows, null, 2)}\n`)
     const summary = process.env['GITHUB_STEP_SUMMARY']
     if (summary !== undefined && summary !== '')
       appendFileSync(
         summary,
-        `### LLM perf\n\n${markdownTable(rows)}\n\nTimes in ms; throughput in req/s and output tok/s.\n`,
+        redact(`### LLM perf\n\n${markdownTable(rows)}\n\nTimes in ms; throughput in req/s and output tok/s.\n`),
       )
   }
 }

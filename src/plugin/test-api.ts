@@ -1,5 +1,6 @@
 import { test as base, inject } from 'vitest'
 import { InvalidOptionError } from '../common/errors.ts'
+import { redactDeep } from '../common/redact.ts'
 import { benchRequests as runBench } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
@@ -71,9 +72,10 @@ function extendTest() {
           unbounded ? { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity } : {},
         )
         const meta = task.meta as PerfTaskMeta
+        // the end-of-run table is printed by another process: what it gets is redacted here
         meta.llmPerf = [
           ...(meta.llmPerf ?? []),
-          { ...compactSummary(run), ...(invalid === undefined ? {} : { invalid }) },
+          redactDeep({ ...compactSummary(run), ...(invalid === undefined ? {} : { invalid }) }),
         ]
         await annotate(`requests.csv (${run.table.length} rows)`, 'llm-perf:csv', {
           path: run.files.csv,

@@ -10,6 +10,7 @@ export type ErrorType =
   | 'reset'
   | 'headers_timeout'
   | 'stall'
+  | 'deadline'
   | 'aborted'
   | 'connect_timeout'
   | 'other'

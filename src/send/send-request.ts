@@ -2,7 +2,7 @@ import { pipeline, type Readable, type Transform } from 'node:stream'
 import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib'
 import { createParser, type ParseError } from 'eventsource-parser'
 import type { Dispatcher } from 'undici'
-import { maskSecrets } from '../common/mask-secrets.ts'
+import { redact } from '../common/redact.ts'
 import { WORKER_HEADER } from '../common/worker-header.ts'
 import { interpretPayload, PayloadError } from './chunk-interpreter.ts'
 import {
@@ -23,8 +23,11 @@ export interface SendContext {
   api: Api
   stream: boolean
   headers: Record<string, string>
+  /** A response that brings no token (and no end) for this long fails as a stall, whatever bytes it sends. */
   stallTimeoutMs: number
   headersTimeoutMs: number
+  /** Each request's whole time, from its send to its end. */
+  requestTimeoutMs: number
   signal: AbortSignal | undefined
   nowMs: () => number
   /**
@@ -49,6 +52,33 @@ export async function sendRequest(
   body: Record<string, unknown>,
   obs: Observation,
 ): Promise<ErrorType | undefined> {
+  // one controller per request: the run's abort, the request's deadline and the stall watchdog all end it
+  const local = new AbortController()
+  let ended: { type: 'stall' | 'deadline'; message: string } | undefined
+  const end = (type: 'stall' | 'deadline', message: string): void => {
+    ended ??= { type, message }
+    local.abort(new Error(message))
+  }
+  const onAbort = (): void => local.abort(ctx.signal?.reason)
+  if (ctx.signal?.aborted) local.abort(ctx.signal.reason)
+  else ctx.signal?.addEventListener('abort', onAbort, { once: true })
+  const deadline = setTimeout(
+    () => end('deadline', `no complete response within ${ctx.requestTimeoutMs} ms (requestTimeoutMs)`),
+    ctx.requestTimeoutMs,
+  )
+  let watchdog: NodeJS.Timeout | undefined
+  // progress is a token (or the response's end), not bytes: keep-alive comments and empty events are no progress
+  const watch = (): void => {
+    const since = obs.lastTokenMs ?? obs.headersMs ?? obs.sendMs ?? ctx.nowMs()
+    const left = ctx.stallTimeoutMs - (ctx.nowMs() - since)
+    if (left <= 0)
+      end(
+        'stall',
+        `stream stalled: no token for ${ctx.stallTimeoutMs} ms (stallTimeoutMs) after ${obs.chunks} chunks` +
+          `${obs.completionTokens === undefined ? '' : ` and ${obs.completionTokens} tokens`}`,
+      )
+    else watchdog = setTimeout(watch, left)
+  }
   try {
     obs.sendMs = ctx.nowMs()
     const res = await ctx.pool.request({
@@ -56,7 +86,7 @@ export async function sendRequest(
       method: 'POST',
       headers: { 'content-type': 'application/json', ...ctx.headers },
       body: JSON.stringify(body),
-      signal: ctx.signal,
+      signal: local.signal,
       headersTimeout: ctx.headersTimeoutMs,
       bodyTimeout: ctx.stallTimeoutMs,
     })
@@ -70,6 +100,7 @@ export async function sendRequest(
     }
     const isSse = String(res.headers['content-type'] ?? '').includes('text/event-stream')
     const content = decoded(res.body, res.headers['content-encoding'])
+    watchdog = setTimeout(watch, ctx.stallTimeoutMs)
     if (ctx.stream && isSse) await readEventStream(ctx, content, obs)
     else interpretPayload(ctx.api, JSON.parse(await text(content)), obs, ctx.nowMs())
     if (!obs.hasGeneratedText && !(obs.completionTokens! > 0) && obs.finishReason === undefined) {
@@ -81,22 +112,27 @@ export async function sendRequest(
     obs.success = true
     return undefined
   } catch (err) {
-    const classified = ctx.signal?.aborted
-      ? {
-          type: 'aborted' as const,
-          message: `aborted by the client${abortReason(ctx.signal)}`,
-        }
-      : classifyError(err, {
-          stallTimeoutMs: ctx.stallTimeoutMs,
-          headersTimeoutMs: ctx.headersTimeoutMs,
-          chunks: obs.chunks,
-          maxLineBytes: ctx.maxLineBytes,
-        })
+    const classified = ended
+      ? ended
+      : ctx.signal?.aborted
+        ? {
+            type: 'aborted' as const,
+            message: `aborted by the client${abortReason(ctx.signal)}`,
+          }
+        : classifyError(err, {
+            stallTimeoutMs: ctx.stallTimeoutMs,
+            headersTimeoutMs: ctx.headersTimeoutMs,
+            chunks: obs.chunks,
+            maxLineBytes: ctx.maxLineBytes,
+          })
     obs.success = false
-    obs.error = maskSecrets(classified.message, ctx.secrets)
+    obs.error = redact(classified.message, ctx.secrets)
     return classified.type
   } finally {
     obs.finishMs = ctx.nowMs()
+    clearTimeout(deadline)
+    clearTimeout(watchdog)
+    ctx.signal?.removeEventListener('abort', onAbort)
   }
 }
 

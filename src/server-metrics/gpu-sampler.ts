@@ -11,17 +11,31 @@ const QUERY = [
 
 export type GpuRow = [time: number, source: string, metric: string, value: number]
 
+/** How long nvidia-smi gets to end after SIGTERM before its whole process group is killed. */
+const STOP_GRACE_MS = 1000
+/** After SIGKILL, how long we wait for its pipes to close (a child it left may hold them) before letting go. */
+const STOP_DEADLINE_MS = 1000
+const STDERR_KEEP = 2000
+
 /**
  * Samples the topology's GPUs with `nvidia-smi --query-gpu=… -lms` for the run (sources gpu0, gpu1, …).
- * Without nvidia-smi nothing is sampled and the note says so: no figure stands in for a GPU nobody read.
+ * Without nvidia-smi nothing is sampled and the note says so: no figure stands in for a GPU nobody read. A
+ * value that cannot be (negative, a utilisation above 100 %, a GPU that was not asked for) is left out and
+ * named in the note. The sampler runs in a process group of its own, stopped with the run, whatever it does.
  */
 export class GpuSampler {
   readonly #process: ResultPromise
+  readonly #gpus: ReadonlySet<number>
   readonly #peaks = new Map<string, Map<string, number>>()
+  readonly #impossible = new Set<string>()
   #note: string | undefined
   #buffer = ''
+  #stderr = ''
+  #lines = 0
+  #exited: { code: number | undefined; signal: string | undefined; failed: boolean; enoent: boolean } | undefined
 
-  constructor(gpus: readonly number[], intervalMs: number, nowMs: () => number, write: (row: GpuRow) => void) {
+  constructor(gpus: readonly number[], intervalMs: number, nowMs: () => number, write: (rows: GpuRow[]) => void) {
+    this.#gpus = new Set(gpus)
     const args = [
       `--query-gpu=${QUERY.map(([q]) => q).join(',')}`,
       '--format=csv,noheader,nounits',
@@ -34,8 +48,9 @@ export class GpuSampler {
       reject: false,
       buffer: false,
       stdin: 'ignore',
-      stderr: 'ignore',
       cleanup: true,
+      // its own process group: stopping it stops whatever it started too
+      detached: true,
     })
     this.#process.stdout?.setEncoding('utf8')
     this.#process.stdout?.on('data', (text: string) => {
@@ -43,23 +58,57 @@ export class GpuSampler {
       const lines = this.#buffer.split('\n')
       this.#buffer = lines.pop() ?? ''
       const t = Math.round(nowMs()) / 1000
-      for (const line of lines) for (const row of this.#parse(line, t)) write(row)
+      const rows = lines.flatMap((line) => this.#parse(line, t))
+      if (rows.length > 0) write(rows)
+    })
+    this.#process.stderr?.setEncoding('utf8')
+    this.#process.stderr?.on('data', (text: string) => {
+      this.#stderr = (this.#stderr + text).slice(-STDERR_KEEP)
     })
     this.#process.catch(() => undefined)
+    // detached processes are not ended by execa's cleanup: ours is, when this process exits (after a kill -9 of
+    // this process, its next write finds the pipe closed and it ends on SIGPIPE)
+    const pid = this.#process.pid
+    const onExit = (): void => {
+      try {
+        if (pid !== undefined) process.kill(-pid, 'SIGKILL')
+      } catch {
+        // gone already
+      }
+    }
+    process.once('exit', onExit)
+    const off = (): void => void process.off('exit', onExit)
+    void this.#process.then(off, off)
     void this.#process.then((r) => {
-      if (r.failed && (r as { code?: string }).code === 'ENOENT') this.#note = 'nvidia-smi not found: GPUs not sampled'
+      this.#exited = {
+        code: r.exitCode,
+        signal: r.signal,
+        failed: r.failed,
+        enoent: (r as { code?: string }).code === 'ENOENT',
+      }
     })
   }
 
   #parse(line: string, t: number): GpuRow[] {
+    if (line.trim() === '') return []
+    this.#lines++
     const cells = line.split(',').map((c) => c.trim())
     if (cells.length !== QUERY.length || !/^\d+$/u.test(cells[0] as string)) return []
-    const source = `gpu${cells[0]}`
+    const index = Number(cells[0])
+    if (!this.#gpus.has(index)) {
+      this.#impossible.add(`gpu${index} (not asked for)`)
+      return []
+    }
+    const source = `gpu${index}`
     const rows: GpuRow[] = []
     QUERY.forEach(([, metric], i) => {
       const value = Number(cells[i])
       // "[N/A]" and "[Not Supported]" are what nvidia-smi says of what it cannot read: left out, not zero
       if (metric === undefined || cells[i] === '' || !Number.isFinite(value)) return
+      if (value < 0 || (metric === 'gpu_utilization_pct' && value > 100)) {
+        this.#impossible.add(`${source} ${metric} ${value}`)
+        return
+      }
       rows.push([t, source, metric, value])
       const peaks = getOrCreate(this.#peaks, source, () => new Map<string, number>())
       peaks.set(metric, Math.max(peaks.get(metric) ?? Number.NEGATIVE_INFINITY, value))
@@ -67,9 +116,56 @@ export class GpuSampler {
     return rows
   }
 
+  /** Ends nvidia-smi and everything it started, within about two seconds whatever they do. */
   async stop(): Promise<{ peaks: Record<string, Record<string, number>>; note: string | undefined }> {
-    this.#process.kill()
-    await this.#process
-    return { peaks: Object.fromEntries([...this.#peaks].map(([s, m]) => [s, Object.fromEntries(m)])), note: this.#note }
+    const pid = this.#process.pid
+    const signalGroup = (signal: NodeJS.Signals): void => {
+      try {
+        if (pid !== undefined) process.kill(-pid, signal)
+      } catch {
+        // the group is gone already
+      }
+    }
+    const ended = this.#process.then(
+      () => true,
+      () => true,
+    )
+    const within = (ms: number): Promise<boolean> =>
+      Promise.race([ended, new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())])
+    if (this.#exited === undefined) {
+      signalGroup('SIGTERM')
+      if (!(await within(STOP_GRACE_MS))) {
+        signalGroup('SIGKILL')
+        if (!(await within(STOP_DEADLINE_MS))) {
+          // a child outside the group holds its pipes open: let go of them
+          this.#process.stdout?.destroy()
+          this.#process.stderr?.destroy()
+          this.#note ??= 'nvidia-smi did not end when asked: it was killed'
+        }
+      }
+    } else {
+      signalGroup('SIGKILL')
+    }
+    this.#note ??= this.#why()
+    const impossible =
+      this.#impossible.size === 0
+        ? undefined
+        : `left out values that cannot be true: ${[...this.#impossible].slice(0, 4).join(', ')}`
+    const note = [this.#note, impossible].filter((n) => n !== undefined).join('; ') || undefined
+    return { peaks: Object.fromEntries([...this.#peaks].map(([s, m]) => [s, Object.fromEntries(m)])), note }
+  }
+
+  /** Why nothing (or not everything) was read, from how nvidia-smi ended and what it said. */
+  #why(): string | undefined {
+    const exited = this.#exited
+    const said = this.#stderr.trim().split('\n').slice(-3).join(' ').slice(0, 300)
+    if (exited?.enoent) return 'nvidia-smi not found: GPUs not sampled'
+    if (exited !== undefined && exited.code !== 0 && exited.code !== undefined)
+      return `nvidia-smi exited with code ${exited.code} during the run${said ? `: ${said}` : ''}`
+    if (this.#peaks.size === 0)
+      return this.#lines > 0
+        ? `nvidia-smi gave no readable value (${this.#lines} lines, every field [N/A] or unreadable)`
+        : `nvidia-smi printed nothing during the run${said ? `: ${said}` : ''}`
+    return undefined
   }
 }

@@ -108,3 +108,18 @@ export function routerValues(text: string, workerName: (url: string) => string):
   }
   return out
 }
+
+/** Metrics that are fractions of a whole (0…1); every other one counts something, so is never negative. */
+const RATIOS = new Set(['token_usage', 'cache_hit_rate'])
+
+/**
+ * Why a value a server reported cannot be true (a negative count, a usage of -1 or above 1), or undefined when
+ * it can: such values are left out, never made into the peaks that SLOs gate on.
+ */
+export function impossibleValue(metric: string, value: number): string | undefined {
+  const base = metric.split(':')[0] as string
+  if (value < 0) return `${metric} ${value} (negative)`
+  if (RATIOS.has(base) && value > 1) return `${metric} ${value} (a fraction above 1)`
+  if (base === 'worker_health' && value > 1) return `${metric} ${value} (health is 0 or 1)`
+  return undefined
+}

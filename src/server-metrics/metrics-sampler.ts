@@ -1,10 +1,9 @@
-import { once } from 'node:events'
-import { createWriteStream, type WriteStream } from 'node:fs'
-import { type Stringifier, stringify } from 'csv-stringify'
+import { stringify } from 'csv-stringify/sync'
 import { Pool } from 'undici'
+import { AppendFile, type ArtifactWriteError, neutralise } from '../common/artifact-file.ts'
 import { getOrCreate } from '../common/get-or-create.ts'
-import { GpuSampler } from './gpu-sampler.ts'
-import { routerValues, workerValues } from './metric-map.ts'
+import { type GpuRow, GpuSampler } from './gpu-sampler.ts'
+import { impossibleValue, routerValues, workerValues } from './metric-map.ts'
 
 /** Where one server's /metrics is read: a worker (SGLang, vLLM, llama.cpp) or the router's Prometheus port. */
 export interface MetricsSource {
@@ -27,6 +26,8 @@ export interface SampledRun {
   outcomes: Map<string, SourceOutcome>
   /** The topology's GPUs (nvidia-smi), where it ran on GPUs: peaks per gpuN, or why they were not read. */
   gpus: { peaks: Record<string, Record<string, number>>; note: string | undefined } | null
+  /** server-metrics.csv could not be written (a full disk): the series above are still whole. */
+  writeFailure: ArtifactWriteError | undefined
 }
 
 export interface SourceOutcome {
@@ -38,11 +39,17 @@ export interface SourceOutcome {
 }
 
 const TIMEOUT_CAP_MS = 1000
+/** A /metrics body is read up to this many bytes (SGLang's, with every histogram, is a few hundred KB). */
+export const MAX_METRICS_BYTES = 8 * 1024 * 1024
+
+const row = (r: readonly [number, string, string, number]): string =>
+  stringify([[r[0], neutralise(r[1]), neutralise(r[2]), r[3]]])
 
 /**
  * Samples each source's /metrics every `intervalMs` during the run into server-metrics.csv (long format
  * `time,source,metric,value`, time in seconds since the run's start) and keeps the series for the summary and
- * the report. A server without /metrics gets a note, never a failure, and no value is ever made up.
+ * the report. A server without /metrics gets a note, never a failure, and no value is ever made up: one that
+ * cannot be true (a negative count, a usage above 1) is left out and named in the source's note.
  */
 export class MetricsSampler {
   readonly path: string
@@ -51,10 +58,10 @@ export class MetricsSampler {
   readonly #nowMs: () => number
   readonly #intervalMs: number
   readonly #workerName: (url: string) => string
-  readonly #out: WriteStream
-  readonly #csv: Stringifier
+  readonly #file: AppendFile
   readonly #series: MetricsSeries = { t: [], values: new Map(), answered: new Map() }
   readonly #outcomes = new Map<string, SourceOutcome>()
+  readonly #impossible = new Map<string, Set<string>>()
   #timer: NodeJS.Timeout | undefined
   #busy = false
   #pending: Promise<void> = Promise.resolve()
@@ -80,14 +87,14 @@ export class MetricsSampler {
       init.sources.map((s) => [s.name, new Pool(new URL(s.url).origin, { connections: 1, keepAliveTimeout: 4000 })]),
     )
     for (const s of init.sources) this.#outcomes.set(s.name, { url: s.url, samples: 0, failed: 0, note: undefined })
-    this.#out = createWriteStream(init.path)
-    this.#csv = stringify({ header: true, columns: ['time', 'source', 'metric', 'value'] })
-    this.#csv.pipe(this.#out)
+    this.#file = new AppendFile(init.path, stringify([['time', 'source', 'metric', 'value']]))
   }
 
   start(): void {
     if (this.#gpus.length > 0)
-      this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (row) => this.#csv.write(row))
+      this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (rows: GpuRow[]) =>
+        this.#file.append(rows.map(row).join('')),
+      )
     this.#tick()
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs)
     this.#timer.unref()
@@ -106,10 +113,14 @@ export class MetricsSampler {
     this.#busy = false
     this.#tick()
     await this.#pending
-    this.#csv.end()
-    await once(this.#out, 'close')
+    this.#file.close()
     await Promise.allSettled([...this.#pools.values()].map((p) => p.close()))
-    return { series: this.#series, outcomes: this.#outcomes, gpus }
+    for (const [source, what] of this.#impossible) {
+      const outcome = this.#outcomes.get(source) as SourceOutcome
+      const said = `left out ${what.size > 3 ? `${what.size} values` : 'values'} that cannot be true: ${[...what].slice(0, 3).join(', ')}`
+      outcome.note = outcome.note === undefined ? said : `${outcome.note}; ${said}`
+    }
+    return { series: this.#series, outcomes: this.#outcomes, gpus, writeFailure: this.#file.failure }
   }
 
   /** A tick whose predecessor is still waiting on a slow server is skipped, not stacked. */
@@ -120,16 +131,23 @@ export class MetricsSampler {
     this.#pending = Promise.all(this.#sources.map((s) => this.#sample(s))).then((results) => {
       const tick = this.#series.t.length
       this.#series.t.push(t)
+      let text = ''
       results.forEach((values, i) => {
         const source = (this.#sources[i] as MetricsSource).name
         getOrCreate(this.#series.answered, source, () => []).push(values !== undefined)
         const perSource = getOrCreate(this.#series.values, source, () => new Map<string, Array<number | null>>())
         for (const [metric, value] of values ?? []) {
+          const impossible = impossibleValue(metric, value)
+          if (impossible !== undefined) {
+            getOrCreate(this.#impossible, source, () => new Set<string>()).add(impossible)
+            continue
+          }
           getOrCreate(perSource, metric, () => new Array<number | null>(tick).fill(null)).push(value)
-          this.#csv.write([t, source, metric, value])
+          text += row([t, source, metric, value])
         }
         for (const column of perSource.values()) if (column.length === tick) column.push(null)
       })
+      if (text !== '') this.#file.append(text)
       this.#busy = false
     })
   }
@@ -145,7 +163,7 @@ export class MetricsSampler {
         bodyTimeout: timeout,
         signal: AbortSignal.timeout(timeout),
       })
-      const text = await res.body.text()
+      const { text, cut } = await cappedText(res.body, MAX_METRICS_BYTES)
       if (res.statusCode !== 200)
         throw new Error(
           res.statusCode === 404
@@ -154,7 +172,9 @@ export class MetricsSampler {
         )
       outcome.samples++
       const values = source.kind === 'worker' ? workerValues(text) : routerValues(text, this.#workerName)
-      if (values.size === 0) outcome.note = 'its /metrics has none of the metrics we map'
+      if (cut)
+        outcome.note = `its /metrics body is larger than ${MAX_METRICS_BYTES} bytes: only the first ${MAX_METRICS_BYTES} were read`
+      else if (values.size === 0) outcome.note = 'its /metrics has none of the metrics we map'
       return values
     } catch (err) {
       outcome.failed++
@@ -162,4 +182,27 @@ export class MetricsSampler {
       return undefined
     }
   }
+}
+
+/**
+ * The body up to `limit` bytes, cut at its last whole line: a server that sends megabytes of metrics cannot
+ * fill the client's memory.
+ */
+async function cappedText(
+  body: AsyncIterable<Buffer> & { destroy(): void },
+  limit: number,
+): Promise<{ text: string; cut: boolean }> {
+  const parts: Buffer[] = []
+  let size = 0
+  for await (const chunk of body) {
+    parts.push(chunk)
+    size += chunk.length
+    if (size > limit) {
+      body.destroy()
+      const kept = Buffer.concat(parts).subarray(0, limit)
+      const text = kept.toString('utf8')
+      return { text: text.slice(0, text.lastIndexOf('\n') + 1), cut: true }
+    }
+  }
+  return { text: Buffer.concat(parts).toString('utf8'), cut: false }
 }

@@ -1,5 +1,6 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
+import { writeArtifact } from '../common/artifact-file.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
@@ -71,7 +72,7 @@ export function writeBaseline(path: string, run: BenchRun, spec: RegressionSpec)
     metrics: measure(run, spec),
   }
   mkdirSync(dirname(resolve(path)), { recursive: true })
-  writeFileSync(path, `${JSON.stringify(file, null, 2)}\n`)
+  writeArtifact(path, `${JSON.stringify(file, null, 2)}\n`)
 }
 
 /**

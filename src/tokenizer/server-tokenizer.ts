@@ -27,6 +27,36 @@ interface Answer {
   silent: boolean
 }
 
+/** Token ids are Int32 on the wire (and in our packed prompts); below the vocabulary where the server says it. */
+const MAX_ID = 2 ** 31 - 1
+
+/** The first ids that cannot be a token of this model (negative, fractional, beyond the vocabulary), described. */
+export function impossibleIds(ids: readonly number[], vocabSize: number | undefined): string | undefined {
+  const bad = ids.filter((t) => t < 0 || t > MAX_ID || (vocabSize !== undefined && t >= vocabSize))
+  if (bad.length === 0) return undefined
+  const where = vocabSize === undefined ? 'from 0 to 2^31 - 1' : `from 0 to ${vocabSize - 1} (its vocabulary)`
+  return `${bad.length} token ids outside ${where}: ${bad.slice(0, 5).join(', ')}`
+}
+
+/** The vocabulary size where the server states it (llama.cpp's /v1/models meta.n_vocab); else unknown. */
+async function vocabularySize(pool: Pool, headers: Record<string, string>, signal?: AbortSignal) {
+  try {
+    const res = await pool.request({
+      path: '/v1/models',
+      method: 'GET',
+      headers,
+      headersTimeout: PROBE_TIMEOUT_MS,
+      bodyTimeout: PROBE_TIMEOUT_MS,
+      signal,
+    })
+    const body = (await res.body.json()) as { data?: Array<{ meta?: { n_vocab?: unknown } }> }
+    const n = body?.data?.[0]?.meta?.n_vocab
+    return typeof n === 'number' && Number.isInteger(n) && n > 0 ? n : undefined
+  } catch {
+    return undefined
+  }
+}
+
 async function tokenize(
   pool: Pool,
   headers: Record<string, string>,
@@ -86,13 +116,29 @@ export async function serverTokenizer(
       if (probe.silent) break
       continue
     }
-    const empty = await tokenize(pool, headers, shape, '', true, path, TIMEOUT_MS, signal)
-    const specialTokens = empty.ids?.length ?? 0
+    const vocabSize = await vocabularySize(pool, headers, signal)
+    const checked = (ids: number[], text: string): number[] => {
+      const bad = impossibleIds(ids, vocabSize)
+      if (bad !== undefined)
+        throw new DatasetError(
+          `The server's ${path} answered ${JSON.stringify(text.slice(0, 40))} with ${bad}: such ids cannot be sent`,
+        )
+      return ids
+    }
+    let specialTokens: number
+    try {
+      checked(probe.ids, 'hello world')
+      const empty = await tokenize(pool, headers, shape, '', true, path, TIMEOUT_MS, signal)
+      specialTokens = empty.ids === undefined ? 0 : checked(empty.ids, '').length
+    } catch (err) {
+      await pool.destroy()
+      throw err
+    }
     const encode = async (text: string): Promise<number[]> => {
       const answer = await tokenize(pool, headers, shape, text, false, path, TIMEOUT_MS, signal)
       if (answer.ids === undefined)
         throw new DatasetError(`The server's ${path} failed while building prompts: ${answer.problem}`)
-      return answer.ids
+      return checked(answer.ids, text)
     }
     return {
       kind: 'server',
