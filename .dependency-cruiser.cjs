@@ -16,6 +16,7 @@ const LAYERS = [
   'slo',
   'report',
   'load',
+  'capacity',
   'matchers',
   'launch',
   'topology',

@@ -1,6 +1,12 @@
 // first: on too old a Node, one clear line and exit before anything else loads
 import './node-guard.ts'
 
+export type { CapacityOptions, SearchOptions } from './capacity/capacity-options.ts'
+export { findCapacity } from './capacity/find-capacity.ts'
+export type { CapacityResult, CapacityStep, SweepPoint, SweepPoints, SweepResult } from './capacity/results.ts'
+export type { ObjectiveVerdict } from './capacity/step-verdict.ts'
+export { sweep } from './capacity/sweep.ts'
+export { ArtifactWriteError } from './common/artifact-file.ts'
 export { CSV_COLUMNS, DESIGN_COLUMNS, EXTRA_COLUMNS } from './common/columns.ts'
 export type { LlmPerfErrorCode } from './common/errors.ts'
 export {

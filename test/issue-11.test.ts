@@ -33,6 +33,9 @@ test('four perf tests named a/b, a?b, a b and one against a key-echoing server: 
     all: true,
   })
   expect(result.exitCode, result.all).toBe(0)
+  // the console (progress, the end-of-run table) and the table's runs.json are written bytes too
+  expect(result.all).not.toContain(key)
+  expect(readFileSync(join(project, '.vitest', 'llm-perf', 'runs.json'), 'utf8')).not.toContain(key)
   const written = files(artifacts)
   expect(written.filter((f) => f.endsWith('requests.csv'))).toHaveLength(4)
   for (const f of written) expect(readFileSync(f, 'utf8'), f).not.toContain(key)

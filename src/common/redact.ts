@@ -11,12 +11,22 @@ export const MIN_SECRET_LENGTH = 4
 const registered = new Set<string>()
 let patterns: string[] = []
 
-/** The forms a secret takes once a writer has escaped it. */
+/** The escapes a writer applies: JSON, JSON inside a <script>, HTML, a URL, a quoted CSV cell. */
+const ESCAPES: Array<(s: string) => string> = [
+  (s) => JSON.stringify(s).slice(1, -1),
+  (s) => JSON.stringify(s).slice(1, -1).replace(/</gu, '\\u003c').replace(/>/gu, '\\u003e').replace(/&/gu, '\\u0026'),
+  (s) => s.replace(/&/gu, '&amp;').replace(/</gu, '&lt;').replace(/>/gu, '&gt;').replace(/"/gu, '&quot;'),
+  (s) => encodeURIComponent(s),
+  (s) => s.replace(/"/gu, '""'),
+]
+
+/**
+ * The forms a secret takes once escaped, twice over: a key a server echoed inside a JSON body is JSON-escaped
+ * once in our memory and again in summary.json.
+ */
 function formsOf(secret: string): string[] {
-  const html = secret.replace(/&/gu, '&amp;').replace(/</gu, '&lt;').replace(/>/gu, '&gt;').replace(/"/gu, '&quot;')
-  const json = JSON.stringify(secret).slice(1, -1)
-  const scriptJson = json.replace(/</gu, '\\u003c').replace(/>/gu, '\\u003e').replace(/&/gu, '\\u0026')
-  return [...new Set([secret, json, scriptJson, html, encodeURIComponent(secret)])]
+  const once = ESCAPES.map((e) => e(secret))
+  return [...new Set([secret, ...once, ...once.flatMap((s) => ESCAPES.map((e) => e(s)))])]
 }
 
 /** Registers secrets (an API key, Authorization values; a `Bearer ` prefix also registers the bare token). */
@@ -49,17 +59,36 @@ export function redact(text: string, extra: readonly string[] = []): string {
   return out
 }
 
-/** Every string inside `value` redacted (for objects handed to another process or printed). */
+/**
+ * `value` with every string inside it redacted, before a writer encodes it (JSON, a report's data): the
+ * text pass after encoding cannot know every escape an encoder applies. Objects are copied, not changed.
+ */
 export function redactDeep<T>(value: T): T {
   if (patterns.length === 0) return value
-  return JSON.parse(redact(JSON.stringify(value) ?? 'null')) as T
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return redact(v)
+    if (Array.isArray(v)) return v.map(walk)
+    if (v === null || typeof v !== 'object' || ArrayBuffer.isView(v)) return v
+    if (v instanceof Map) return new Map([...v].map(([k, x]) => [walk(k), walk(x)]))
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [redact(k), walk(x)]))
+  }
+  return walk(value) as T
 }
 
 /** The error with its message and stack redacted (mutated: its class and fields stay as they are). */
 export function redactError<T>(err: T): T {
   if (err instanceof Error) {
-    err.message = redact(err.message)
-    if (err.stack !== undefined) err.stack = redact(err.stack)
+    // a DOMException's message is a getter: its text is ours (an abort), left as it is
+    const set = (key: 'message' | 'stack', value: string | undefined): void => {
+      if (value === undefined || redact(value) === value) return
+      try {
+        Object.defineProperty(err, key, { value: redact(value), configurable: true, writable: true })
+      } catch {
+        // frozen: nothing more can be done here
+      }
+    }
+    set('message', err.message)
+    set('stack', err.stack)
     if (err.cause instanceof Error) redactError(err.cause)
   }
   return err

@@ -4,7 +4,7 @@ import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
-import { addSecrets, redactError, secretHeaders } from '../common/redact.ts'
+import { addSecrets, redactDeep, redactError, secretHeaders } from '../common/redact.ts'
 import { buildDataset } from '../dataset/build-dataset.ts'
 import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
@@ -118,6 +118,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     const table = new RecordTable(shareOf(dataset.length, host.index, host.count))
     const sources = metricsSources(target)
     const threads = opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
+    let lateStartMs: number | undefined
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
     const result = await runShards({
       dataset,
@@ -136,6 +137,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       onStart: (origin) => {
         clock = startRunClock(origin)
         const lateMs = opts.startAt === undefined ? 0 : epochNowMs() - opts.startAt
+        if (lateMs > LATE_START_MS) lateStartMs = Math.round(lateMs)
         if (lateMs > LATE_START_MS)
           warnings.push(
             `this shard started ${(lateMs / 1000).toFixed(2)} s after startAt: the requests due before then were sent ` +
@@ -209,6 +211,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         shard: opts.shard ?? null,
         start_epoch_ms: Math.round(clock.startEpochS * 1000),
         receive_busy: result.receiveBusy,
+        ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
       },
       goodput: null,
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
@@ -222,7 +225,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     const html = runFile(outDir, 'report.html')
     const failure = writeClosingFiles(
       [
-        { path: json, text: () => `${JSON.stringify(summary, null, 2)}\n` },
+        { path: json, text: () => `${JSON.stringify(redactDeep(summary), null, 2)}\n` },
         {
           path: html,
           text: () =>

@@ -4,6 +4,7 @@ import { parse } from 'csv-parse/sync'
 import { ensureDir, unneutralise, writeArtifact } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
 import { LlmPerfError } from '../common/errors.ts'
+import { redactDeep } from '../common/redact.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
@@ -211,7 +212,7 @@ function writeMerged(shards: Shard[], out: string): BenchSummary {
     const gp = goodput(benchRun(table, summary, { csv: csv.path, json: '' }), normalizeSpec(options.slo))
     summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: options.slo as Record<string, unknown> }
   }
-  writeArtifact(join(out, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`)
+  writeArtifact(join(out, 'summary.json'), `${JSON.stringify(redactDeep(summary), null, 2)}\n`)
   const metrics = join(first.dir, 'server-metrics.csv')
   if (existsSync(metrics)) writeArtifact(join(out, 'server-metrics.csv'), readFileSync(metrics, 'utf8'))
   const title = `${summary.name ?? `${table.length} requests`} (${shards.length} shards merged)`

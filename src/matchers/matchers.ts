@@ -6,6 +6,7 @@ import { compareToBaseline } from '../slo/baseline.ts'
 import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import { toSustain } from './capacity-matchers.ts'
 import { formatEvaluation, objectiveLabel } from './format-slo.ts'
 
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
@@ -81,6 +82,7 @@ function judge(
 }
 
 export const matchers = {
+  toSustain,
   toMeetSlo(this: MatcherState, run: unknown, spec: SloSpec, options?: SloOptions): SyncMatcherResult {
     return judge.call(this, 'toMeetSlo', run, spec, options)
   },

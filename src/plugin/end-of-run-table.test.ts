@@ -64,3 +64,8 @@ test('on a 100-column terminal no line of the table is longer than 100 character
   // without a width (a pipe, CI), the table is as wide as it needs
   expect(textTable(rows).split('\n')[1]).toContain(long)
 })
+
+test('a shard that started late says so beside its name', () => {
+  const [name] = rowCells({ test: 'shard', state: 'passed', run: run({ late_start_ms: 3020 }) })
+  expect(name).toBe('✓ shard (shard started 3.02 s late)')
+})

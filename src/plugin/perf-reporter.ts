@@ -12,7 +12,9 @@ export interface TableRow {
 }
 
 const MARK: Record<string, string> = { passed: '✓', failed: '✗' }
-const lengthsNote = (s: CompactSummary): string => (s.lengths === 'words' ? ' (lengths in words: no tokenizer)' : '')
+const lengthsNote = (s: CompactSummary): string =>
+  (s.lengths === 'words' ? ' (lengths in words: no tokenizer)' : '') +
+  (s.late_start_ms === undefined ? '' : ` (shard started ${(s.late_start_ms / 1000).toFixed(2)} s late)`)
 const f1 = (v: number | undefined | null): string => (v === undefined || v === null ? '—' : v.toFixed(1))
 const COLUMNS = [
   'test',

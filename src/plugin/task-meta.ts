@@ -17,6 +17,8 @@ export interface CompactSummary {
   invalid?: string
   /** 'words' when no tokenizer was found and prompt lengths are words, not tokens. */
   lengths: 'tokens' | 'words'
+  /** A shard that began after its startAt, by this many ms. */
+  late_start_ms?: number
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
   slo: string[]
 }
@@ -46,6 +48,7 @@ export function compactSummary(run: BenchRun): CompactSummary {
     output_token_throughput: run.summary.output_token_throughput,
     csv: run.files.csv,
     lengths: run.summary.tokenizer.kind === 'words' ? 'words' : 'tokens',
+    ...(run.summary.load.late_start_ms === undefined ? {} : { late_start_ms: run.summary.load.late_start_ms }),
     slo: [],
   }
 }

@@ -1,4 +1,8 @@
 import { test as base, inject } from 'vitest'
+import type { CapacityOptions } from '../capacity/capacity-options.ts'
+import { findCapacity as runCapacity } from '../capacity/find-capacity.ts'
+import type { CapacityResult, SweepPoints, SweepResult } from '../capacity/results.ts'
+import { sweep as runSweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
 import { benchRequests as runBench } from '../load/bench-requests.ts'
@@ -37,58 +41,39 @@ function extendTest() {
     .extend('llmPerf', { injected: true, scope: 'worker' }, EMPTY as LlmPerfContext)
     .extend('topology', ({ llmPerf }) => topologyLookup(llmPerf))
     .extend('benchRequests', ({ llmPerf, task, signal, annotate, skip }) => {
-      let runs = 0
-      const logged = new Set<string>()
+      const bench = fixtureBench({ llmPerf, task, signal, annotate })
       return async (target: BenchTarget & { logFiles?: string[] }, options: BenchOptions): Promise<BenchRun> => {
-        // the servers' logs, named by path (not copied: GPU logs are large); reporters show them on failure.
-        // Not for bad options: nothing was sent, so no server has anything to say about it.
-        const annotateLogs = async (): Promise<void> => {
-          for (const path of target.logFiles ?? []) {
-            if (logged.has(path)) continue
-            logged.add(path)
-            await annotate(`server log ${path}`, 'llm-perf:log')
-          }
-        }
-        const dir = claimArtifactDir(
-          testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name),
-          task.id,
-        )
-        const outDir = options.outDir ?? (runs++ === 0 ? dir : `${dir}/run-${runs}`)
-        const run = await runBench(target, {
-          signal,
-          onProgress: (p) => postProgress(llmPerf, task.name, p),
-          ...options,
-          outDir,
-        }).catch(async (err: unknown) => {
-          if (!(err instanceof InvalidOptionError)) await annotateLogs()
-          throw err
-        })
-        await annotateLogs()
+        const { run, invalid } = await bench(target, options)
         // a machine that could not hold the load says nothing about the server: the test skips, saying why
-        // (with rate Infinity every request is due at once, so lateness is the point, not a fault)
-        const unbounded = run.summary.target_rate === null
-        const invalid = invalidRun(
-          run.summary,
-          unbounded ? { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity } : {},
-        )
-        const meta = task.meta as PerfTaskMeta
-        // the end-of-run table is printed by another process: what it gets is redacted here
-        meta.llmPerf = [
-          ...(meta.llmPerf ?? []),
-          redactDeep({ ...compactSummary(run), ...(invalid === undefined ? {} : { invalid }) }),
-        ]
-        await annotate(`requests.csv (${run.table.length} rows)`, 'llm-perf:csv', {
-          path: run.files.csv,
-          contentType: 'text/csv',
-        })
-        if (run.files.html !== undefined)
-          await annotate('report.html', 'llm-perf:html', { path: run.files.html, contentType: 'text/html' })
-        if (invalid !== undefined) {
-          await annotate(`invalid run: ${invalid}`, 'llm-perf:invalid')
-          skip(`invalid run, skipped: ${invalid}`)
-        }
+        if (invalid !== undefined) skip(`invalid run, skipped: ${invalid}`)
         return run
       }
+    })
+    .extend('sweep', ({ llmPerf, task, signal, annotate }) => {
+      const bench = fixtureBench({ llmPerf, task, signal, annotate })
+      // every point is a row of the end-of-run table; an invalid point is marked there, not skipped
+      return (target: BenchTarget, points: SweepPoints, options: BenchOptions): Promise<SweepResult> =>
+        runSweep(
+          target,
+          points,
+          { ...options, outDir: options.outDir ?? bench.dir('sweep') },
+          async (t, o) => (await bench(t, o)).run,
+        ).then(async (result) => {
+          await annotate('sweep.html', 'llm-perf:html', { path: result.files.html, contentType: 'text/html' })
+          return result
+        })
+    })
+    .extend('findCapacity', ({ llmPerf, task, signal, annotate }) => {
+      const bench = fixtureBench({ llmPerf, task, signal, annotate })
+      return (target: BenchTarget, options: CapacityOptions): Promise<CapacityResult> =>
+        runCapacity(
+          target,
+          { ...options, outDir: options.outDir ?? bench.dir('capacity') },
+          async (t, o) => (await bench(t, o)).run,
+        ).then(async (result) => {
+          await annotate('capacity.html', 'llm-perf:html', { path: result.files.html, contentType: 'text/html' })
+          return result
+        })
     })
     .extend('launchTopology', ({ llmPerf, task, onTestFinished }) => {
       return async (name: string, options: TopologyOptions): Promise<LaunchedTopology> => {
@@ -101,6 +86,72 @@ function extendTest() {
         return topo
       }
     })
+}
+
+type Annotate = (message: string, type?: string, attachment?: { path: string; contentType: string }) => Promise<unknown>
+
+/**
+ * benchRequests as a perf test runs it: the test's artifacts folder (run-2/, run-3/ for later calls), its abort
+ * signal and progress line, its annotations (CSV, report, server logs) and its row of the end-of-run table.
+ */
+function fixtureBench(ctx: {
+  llmPerf: LlmPerfContext
+  task: { id: string; name: string; fullName?: string; file: { filepath: string }; meta: object }
+  signal: AbortSignal
+  annotate: Annotate
+}) {
+  const { llmPerf, task, signal, annotate } = ctx
+  let runs = 0
+  const logged = new Set<string>()
+  const testDir = (): string =>
+    claimArtifactDir(testArtifactDir(llmPerf.artifactsDir, task.file.filepath, task.fullName ?? task.name), task.id)
+  // the servers' logs, named by path (not copied: GPU logs are large); reporters show them on failure.
+  // Not for bad options: nothing was sent, so no server has anything to say about it.
+  const annotateLogs = async (target: { logFiles?: string[] }): Promise<void> => {
+    for (const path of target.logFiles ?? []) {
+      if (logged.has(path)) continue
+      logged.add(path)
+      await annotate(`server log ${path}`, 'llm-perf:log')
+    }
+  }
+  const bench = async (
+    target: BenchTarget & { logFiles?: string[] },
+    options: BenchOptions,
+  ): Promise<{ run: BenchRun; invalid: string | undefined }> => {
+    const dir = testDir()
+    const outDir = options.outDir ?? (runs++ === 0 ? dir : `${dir}/run-${runs}`)
+    const run = await runBench(target, {
+      signal,
+      onProgress: (p) => postProgress(llmPerf, task.name, p),
+      ...options,
+      outDir,
+    }).catch(async (err: unknown) => {
+      if (!(err instanceof InvalidOptionError)) await annotateLogs(target)
+      throw err
+    })
+    await annotateLogs(target)
+    // with rate Infinity every request is due at once, so lateness is the point, not a fault
+    const unbounded = run.summary.target_rate === null
+    const invalid = invalidRun(
+      run.summary,
+      unbounded ? { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity } : {},
+    )
+    const meta = task.meta as PerfTaskMeta
+    // the end-of-run table is printed by another process: what it gets is redacted here
+    meta.llmPerf = [
+      ...(meta.llmPerf ?? []),
+      redactDeep({ ...compactSummary(run), ...(invalid === undefined ? {} : { invalid }) }),
+    ]
+    await annotate(`requests.csv (${run.table.length} rows)`, 'llm-perf:csv', {
+      path: run.files.csv,
+      contentType: 'text/csv',
+    })
+    if (run.files.html !== undefined)
+      await annotate('report.html', 'llm-perf:html', { path: run.files.html, contentType: 'text/html' })
+    if (invalid !== undefined) await annotate(`invalid run: ${invalid}`, 'llm-perf:invalid')
+    return { run, invalid }
+  }
+  return Object.assign(bench, { dir: (sub: string): string => `${testDir()}/${sub}` })
 }
 
 /** The extended test's type as Vitest's fixture builder infers it (its internal markers cannot be written by hand). */

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
@@ -104,7 +105,7 @@ export function htmlReport(
   summary: BenchSummary,
   serverSeries?: MetricsSeries,
 ): string {
-  const data = JSON.stringify(reportData(title, rows, summary, serverSeries)).replaceAll('<', '\\u003c')
+  const data = JSON.stringify(redactDeep(reportData(title, rows, summary, serverSeries))).replaceAll('<', '\\u003c')
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · vitest-llm-perf</title>
 <style>${UPLOT_CSS}

@@ -1,5 +1,6 @@
 import { execa, type ResultPromise } from 'execa'
 import { getOrCreate } from '../common/get-or-create.ts'
+import { descendantsOf } from '../common/process-tree.ts'
 
 /** nvidia-smi's columns, in the order asked for, and the metric each becomes. */
 const QUERY = [
@@ -119,11 +120,15 @@ export class GpuSampler {
   /** Ends nvidia-smi and everything it started, within about two seconds whatever they do. */
   async stop(): Promise<{ peaks: Record<string, Record<string, number>>; note: string | undefined }> {
     const pid = this.#process.pid
+    // its descendants, found before any dies: one that left the group (setsid) would otherwise be orphaned
+    const descendants = pid === undefined ? [] : descendantsOf(pid)
     const signalGroup = (signal: NodeJS.Signals): void => {
-      try {
-        if (pid !== undefined) process.kill(-pid, signal)
-      } catch {
-        // the group is gone already
+      for (const target of [...(pid === undefined ? [] : [-pid]), ...(signal === 'SIGKILL' ? descendants : [])]) {
+        try {
+          process.kill(target, signal)
+        } catch {
+          // gone already
+        }
       }
     }
     const ended = this.#process.then(
@@ -136,13 +141,13 @@ export class GpuSampler {
       signalGroup('SIGTERM')
       if (!(await within(STOP_GRACE_MS))) {
         signalGroup('SIGKILL')
+        this.#note ??= `nvidia-smi did not end on SIGTERM within ${STOP_GRACE_MS} ms: killed`
         if (!(await within(STOP_DEADLINE_MS))) {
-          // a child outside the group holds its pipes open: let go of them
+          // something we could not kill holds its pipes open: let go of them
           this.#process.stdout?.destroy()
           this.#process.stderr?.destroy()
-          this.#note ??= 'nvidia-smi did not end when asked: it was killed'
         }
-      }
+      } else if (descendants.length > 0) signalGroup('SIGKILL')
     } else {
       signalGroup('SIGKILL')
     }

@@ -29,6 +29,8 @@ export interface RunContext {
     shard: { index: number; count: number } | null
     start_epoch_ms: number
     receive_busy: number
+    /** A shard that began after its `startAt`: by how many ms (its first requests were sent late). */
+    late_start_ms?: number
   }
   /**
    * With the `slo` option: the fraction of all requests that succeeded within every per-request limit, and per second.

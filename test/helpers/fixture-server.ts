@@ -6,10 +6,10 @@ export interface FixtureServer {
   stop(): Promise<void>
 }
 
-/** Starts `test/fixtures/servers/<name>.ts` as its own process and waits for its port. */
-export async function startFixtureServer(name: string): Promise<FixtureServer> {
+/** Starts `test/fixtures/servers/<name>.ts` (with `args`) as its own process and waits for its port. */
+export async function startFixtureServer(name: string, args: readonly string[] = []): Promise<FixtureServer> {
   const file = fileURLToPath(new URL(`../fixtures/servers/${name}.ts`, import.meta.url))
-  const sub: ResultPromise = execa(process.execPath, [file], {
+  const sub: ResultPromise = execa(process.execPath, [file, ...args], {
     stdout: 'pipe',
     stderr: 'inherit',
     buffer: false,
@@ -34,8 +34,12 @@ export async function startFixtureServer(name: string): Promise<FixtureServer> {
 }
 
 /** Runs `body` against the named fixture server, stopping it afterwards whatever happens. */
-export async function withServer(name: string, body: (url: string) => Promise<void>): Promise<void> {
-  const server = await startFixtureServer(name)
+export async function withServer(
+  name: string,
+  body: (url: string) => Promise<void>,
+  args: readonly string[] = [],
+): Promise<void> {
+  const server = await startFixtureServer(name, args)
   try {
     await body(server.url)
   } finally {

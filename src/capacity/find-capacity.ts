@@ -1,0 +1,259 @@
+import { join, resolve } from 'node:path'
+import { writeArtifact } from '../common/artifact-file.ts'
+import { PACKAGE_VERSION } from '../common/package-version.ts'
+import { redactDeep } from '../common/redact.ts'
+import { benchRequests } from '../load/bench-requests.ts'
+import type { BenchTarget } from '../load/bench-target.ts'
+import { invalidRun } from '../slo/evaluate-slo.ts'
+import type { Objective } from '../slo/slo-spec.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { capacityHtml } from './capacity-html.ts'
+import { type CapacityOptions, type ResolvedSearch, validateCapacityOptions } from './capacity-options.ts'
+import type { BenchFn, CapacityResult, CapacityStep } from './results.ts'
+import type { ObjectiveVerdict } from './step-verdict.ts'
+import { judgeStep, overall, strain } from './step-verdict.ts'
+
+const CAPACITY_FILE = 'capacity.json'
+const CAPACITY_HTML = 'capacity.html'
+/** A step still running this many times its scheduled length (plus a margin) cannot be keeping up: it is ended. */
+const OVERLOAD_FACTOR = 3
+const OVERLOAD_MARGIN_S = 10
+
+/**
+ * The largest arrival rate `target` sustains within `slo`: grow the rate geometrically from `search.min` until a
+ * step fails, then bisect [last pass, first fail] until it is within `search.precision`. Each step is a full
+ * run (its own folder) on the same seeded workload; its first `rampS` seconds are left out; a step passes only
+ * when every objective's confidence interval meets its limit and fails only when one lies wholly beyond it, and a
+ * straddling step is repeated (`search.repeats`) before it is decided on its point estimate, said so.
+ */
+export async function findCapacity(
+  target: BenchTarget,
+  options: CapacityOptions,
+  bench: BenchFn = benchRequests,
+): Promise<CapacityResult> {
+  const { search, objectives, bench: benchOptions } = validateCapacityOptions(options)
+  const outDir = resolve(
+    benchOptions.outDir ?? join('.vitest', 'llm-perf', 'capacity', new Date().toISOString().replace(/[:.]/gu, '-')),
+  )
+  const seed = benchOptions.seed ?? 42
+  const steps: CapacityStep[] = []
+  const runsAt = new Map<number, BenchRun[]>()
+  let stopped: string | undefined
+
+  const runStep = async (rate: number, phase: CapacityStep['phase']): Promise<CapacityStep> => {
+    const earlier = runsAt.get(rate) ?? []
+    const durationS = stepDuration(rate, search, objectives)
+    const requests = Math.max(1, Math.ceil(rate * durationS))
+    const index = steps.length + 1
+    const stepSeed = seed + earlier.length
+    const dir = join(outDir, `step-${String(index).padStart(2, '0')}-${rate.toFixed(2)}rps`)
+    const overload = new AbortController()
+    const limitS = durationS * OVERLOAD_FACTOR + OVERLOAD_MARGIN_S
+    const timer = setTimeout(
+      () => overload.abort(new Error(`the step ran past ${limitS.toFixed(0)} s`)),
+      limitS * 1000,
+    ).unref()
+    const signals = [overload.signal, ...(benchOptions.signal === undefined ? [] : [benchOptions.signal])]
+    let run: BenchRun
+    try {
+      run = await bench(target, {
+        ...benchOptions,
+        rate,
+        requests,
+        seed: stepSeed,
+        flushCache: search.flushCache || benchOptions.flushCache === true,
+        outDir: dir,
+        name: `${benchOptions.name ?? 'capacity'} step ${index}: ${Number(rate.toFixed(3))} req/s`,
+        signal: AbortSignal.any(signals),
+      })
+    } finally {
+      clearTimeout(timer)
+    }
+    benchOptions.signal?.throwIfAborted()
+    const s = run.summary
+    const base = {
+      index,
+      phase,
+      rate,
+      durationS,
+      requests,
+      seed: stepSeed,
+      dir,
+      summary: {
+        success_rate: s.success_rate,
+        request_throughput: s.request_throughput,
+        output_token_throughput: s.output_token_throughput,
+        achieved_rate: s.achieved_rate,
+        duration_s: s.duration_s,
+      },
+    }
+    if (overload.signal.aborted) {
+      const step: CapacityStep = {
+        ...base,
+        decision: 'overloaded',
+        confident: true,
+        objectives: judgeStep([run], objectives, { rampS: search.rampS, confidence: search.confidence }),
+        reason: `${(overload.signal.reason as Error).message} (${OVERLOAD_FACTOR}× its ${durationS.toFixed(1)} s of arrivals): the server could not keep up`,
+      }
+      Object.defineProperty(step, 'run', { value: run, enumerable: false })
+      return step
+    }
+    const invalid = invalidRun(s)
+    if (invalid !== undefined) {
+      const step: CapacityStep = { ...base, decision: 'invalid', confident: false, objectives: [], reason: invalid }
+      Object.defineProperty(step, 'run', { value: run, enumerable: false })
+      return step
+    }
+    const pooled = [...earlier, run]
+    runsAt.set(rate, pooled)
+    const verdicts = judgeStep(pooled, objectives, { rampS: search.rampS, confidence: search.confidence })
+    const decision = overall(verdicts)
+    const step: CapacityStep = {
+      ...base,
+      decision,
+      // a failure is confident when an objective that fails is; a pass when every objective is
+      confident:
+        decision === 'fail'
+          ? verdicts.some((v) => v.verdict === 'fail' && v.confident)
+          : decision === 'pass' && verdicts.every((v) => v.confident),
+      objectives: verdicts,
+    }
+    Object.defineProperty(step, 'run', { value: run, enumerable: false })
+    return step
+  }
+
+  /** Runs a rate until it is decided: repeats while it straddles, then decides on point estimates. */
+  const decideRate = async (rate: number, phase: 'grow' | 'bisect'): Promise<boolean | undefined> => {
+    let invalidTries = 0
+    for (let attempt = 0; ; attempt++) {
+      if (steps.length >= search.maxSteps) {
+        stopped = `maxSteps (${search.maxSteps}) reached before the bracket was within ${search.precision * 100} %`
+        return undefined
+      }
+      const step = await runStep(rate, attempt === 0 ? phase : 'repeat')
+      steps.push(step)
+      if (step.decision === 'invalid') {
+        // a busy machine once may pass; twice, the search says why it cannot go on
+        if (++invalidTries > 1) {
+          stopped = `step ${step.index} at ${rate} req/s was invalid twice: ${step.reason}`
+          return undefined
+        }
+        continue
+      }
+      if (step.decision === 'overloaded' || step.decision === 'fail') return false
+      if (step.decision === 'pass') return true
+      if (step.decision === 'not_reported' || step.decision === 'too_few_samples') {
+        const why = step.objectives.find((o) => o.verdict === step.decision)
+        stopped = `step ${step.index} at ${rate} req/s cannot be judged: ${why?.objective}: ${why?.reason ?? step.decision}`
+        return undefined
+      }
+      // undecided: repeat within the budget, then decide on the pooled point estimates, saying so
+      if (attempt >= search.repeats) {
+        const byEstimate = step.objectives.every(
+          (o) => o.verdict !== 'undecided' || o.observed === null || holdsEstimate(o),
+        )
+        step.decision = byEstimate ? 'pass' : 'fail'
+        step.confident = false
+        step.reason = `the interval still straddled a limit after ${search.repeats} repeats: decided on the point estimate`
+        return byEstimate
+      }
+    }
+  }
+
+  let lo: number | undefined
+  let hi: number | undefined
+  let ended = ''
+  // grow
+  for (let rate = search.min; ; rate = Math.min(search.max, rate * search.growth)) {
+    const pass = await decideRate(rate, 'grow')
+    if (pass === undefined) break
+    if (pass) lo = rate
+    else {
+      hi = rate
+      break
+    }
+    if (rate >= search.max) {
+      ended = `search.max (${search.max} req/s) passed`
+      break
+    }
+  }
+  if (stopped === undefined && hi !== undefined && lo === undefined) ended = `search.min (${search.min} req/s) failed`
+  // bisect
+  while (stopped === undefined && lo !== undefined && hi !== undefined && (hi - lo) / lo > search.precision) {
+    const mid = (lo + hi) / 2
+    const pass = await decideRate(mid, 'bisect')
+    if (pass === undefined) break
+    if (pass) lo = mid
+    else hi = mid
+  }
+  if (stopped === undefined && ended === '') ended = `the bracket is within ${search.precision * 100} %`
+  const result = assemble({ lo, hi, steps, stopped, ended, search, objectives, slo: benchOptions.slo, outDir })
+  return result
+}
+
+function holdsEstimate(o: ObjectiveVerdict): boolean {
+  const v = o.observed as number
+  switch (o.comparator) {
+    case '<':
+      return v < o.limit
+    case '<=':
+      return v <= o.limit
+    case '>':
+      return v > o.limit
+    case '>=':
+      return v >= o.limit
+  }
+}
+
+/** Arrivals long enough for every percentile's samples after the ramp (at least the step's length), within the cap. */
+function stepDuration(rate: number, search: ResolvedSearch, objectives: readonly Objective[]): number {
+  const needed = Math.max(
+    1,
+    ...objectives.map(
+      (o) => o.minSamples ?? (o.percentile === undefined ? 1 : Math.ceil(1 / (1 - o.percentile / 100) - 1e-9)),
+    ),
+  )
+  // 20 % more than the bare minimum: a few requests fail or lack a field at the boundary
+  const wanted = search.rampS + (needed * 1.2) / rate
+  return Math.min(search.maxStepDurationS, Math.max(search.stepDurationS, wanted))
+}
+
+function assemble(a: {
+  lo: number | undefined
+  hi: number | undefined
+  steps: CapacityStep[]
+  stopped: string | undefined
+  ended: string
+  search: ResolvedSearch
+  objectives: readonly Objective[]
+  slo: unknown
+  outDir: string
+}): CapacityResult {
+  const { lo, hi, steps } = a
+  const atRate = (rate: number | undefined): CapacityStep[] =>
+    steps.filter((s) => s.rate === rate && s.decision !== 'invalid')
+  const lastOf = (rate: number | undefined): CapacityStep | undefined => atRate(rate).at(-1)
+  const failing = lastOf(hi)
+  const limiting =
+    failing === undefined ? null : ([...failing.objectives].sort((x, y) => strain(y) - strain(x))[0]?.objective ?? null)
+  const ends = [lastOf(lo), failing].filter((s): s is CapacityStep => s !== undefined)
+  const result: CapacityResult = {
+    capacity: lo ?? 0,
+    bracket: [lo ?? 0, hi ?? null],
+    steps,
+    limitingObjective: limiting,
+    decidedWithConfidence: a.stopped === undefined && ends.length > 0 && ends.every((s) => s.confident),
+    ended: a.stopped ?? a.ended,
+    complete: a.stopped === undefined,
+    rampS: a.search.rampS,
+    search: a.search,
+    slo: a.slo,
+    files: { json: join(a.outDir, CAPACITY_FILE), html: join(a.outDir, CAPACITY_HTML) },
+  }
+  writeArtifact(
+    result.files.json,
+    `${JSON.stringify(redactDeep({ ...result, package_version: PACKAGE_VERSION }), null, 2)}\n`,
+  )
+  writeArtifact(result.files.html, capacityHtml(result))
+  return result
+}

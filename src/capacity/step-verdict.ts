@@ -1,0 +1,265 @@
+import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
+import { holds } from '../slo/evaluate-slo.ts'
+import { type Objective, requiredSamples } from '../slo/slo-spec.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { percentileSorted } from '../summarise/percentile.ts'
+
+/**
+ * How an objective came out at one rate: `pass` only when its confidence interval lies wholly within the
+ * limit, `fail` only when wholly beyond it, `undecided` when it straddles the limit.
+ */
+export type Verdict = 'pass' | 'fail' | 'undecided' | 'too_few_samples' | 'not_reported'
+
+export interface ObjectiveVerdict {
+  /** `ttft p99`, `success_rate min`, … as the spec says it. */
+  objective: string
+  field: string
+  limit: number
+  comparator: Objective['comparator']
+  /** The observed value (ms for durations), over the rows after the ramp. */
+  observed: number | null
+  /** The confidence interval's bounds (equal to `observed` where the figure has no sampling noise). */
+  lower: number | null
+  upper: number | null
+  samples: number
+  verdict: Verdict
+  /**
+   * True when the interval lies wholly on the verdict's side of the limit. A fraction (success_rate, goodput) is
+   * judged on its point estimate, but is confident only when its Wilson interval clears the limit: showing
+   * ≥ 0.99 with 95 % confidence takes about 300 requests without a failure.
+   */
+  confident: boolean
+  /** Why a verdict could not be reached, where it could not. */
+  reason?: string
+}
+
+export interface VerdictOptions {
+  /** Rows that arrived before this many seconds into a run are left out (the ramp from an empty server). */
+  rampS: number
+  /** Two-sided confidence of the intervals. @default 0.95 */
+  confidence: number
+  /** Bootstrap resamples per percentile. */
+  rounds?: number
+}
+
+const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
+const DEFAULT_ROUNDS = 400
+
+/** The normal quantile for a two-sided `confidence` (Acklam's rational approximation is more than enough here). */
+function zFor(confidence: number): number {
+  const table: Record<string, number> = { '0.8': 1.2816, '0.9': 1.6449, '0.95': 1.96, '0.98': 2.3263, '0.99': 2.5758 }
+  return table[String(confidence)] ?? 1.96
+}
+
+/** Wilson's score interval for a fraction: honest at 0 and 1, where the normal approximation is not. */
+export function wilson(successes: number, n: number, confidence: number): [number, number] {
+  if (n === 0) return [0, 1]
+  const z = zFor(confidence)
+  const p = successes / n
+  const denom = 1 + (z * z) / n
+  const centre = (p + (z * z) / (2 * n)) / denom
+  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / denom
+  return [Math.max(0, centre - half), Math.min(1, centre + half)]
+}
+
+/** A percentile's bootstrap percentile interval (seeded by the sample size: the same rows give the same bounds). */
+export function bootstrapInterval(
+  values: Float64Array,
+  p: number,
+  confidence: number,
+  rounds = DEFAULT_ROUNDS,
+): [number, number] {
+  const n = values.length
+  if (n < 2) return [values[0] ?? Number.NaN, values[0] ?? Number.NaN]
+  const random = new SeededRandom(n)
+  const stats = new Float64Array(rounds)
+  const sample = new Float64Array(n)
+  for (let r = 0; r < rounds; r++) {
+    for (let i = 0; i < n; i++) sample[i] = values[random.int(0, n - 1)] as number
+    stats[r] = percentileSorted(sample.sort(), p)
+  }
+  stats.sort()
+  const tail = ((1 - confidence) / 2) * 100
+  return [percentileSorted(stats, tail), percentileSorted(stats, 100 - tail)]
+}
+
+/** pass / fail / undecided from an interval: decided only when the whole interval is on one side of the limit. */
+function decide(o: Objective, lower: number, upper: number): Verdict {
+  const allHold = holds(lower, o) && holds(upper, o)
+  const noneHold = !holds(lower, o) && !holds(upper, o)
+  return allHold ? 'pass' : noneHold ? 'fail' : 'undecided'
+}
+
+/** `ttft p99`, `tpot p(95)`, `success_rate min`: the objective as the spec named it. */
+const label = (o: Objective): string =>
+  `${o.field} ${o.aggregation === 'rate' ? (o.comparator.startsWith('>') ? 'min' : 'max') : o.aggregation}`
+
+/** The rows of `runs` that count: those that arrived after the ramp. */
+function steadyRows(runs: readonly BenchRun[], rampS: number): Array<{ run: BenchRun; rows: number[] }> {
+  return runs.map((run) => {
+    const arrival = run.table.numbers('arrival_time')
+    const rows: number[] = []
+    for (let i = 0; i < run.table.length; i++) if ((arrival[i] as number) >= rampS) rows.push(i)
+    return { run, rows }
+  })
+}
+
+/**
+ * Each objective judged over the steady-state rows of one or more runs at one rate (repeats are pooled):
+ * percentiles and means with a bootstrap interval, success rate and goodput with Wilson's interval, maxima and
+ * the servers' gauges as observed (they carry no sampling interval).
+ */
+export function judgeStep(
+  runs: readonly BenchRun[],
+  objectives: readonly Objective[],
+  options: VerdictOptions,
+): ObjectiveVerdict[] {
+  const steady = steadyRows(runs, options.rampS)
+  const total = steady.reduce((a, s) => a + s.rows.length, 0)
+  const successes = steady.reduce((a, s) => a + s.rows.filter((i) => s.run.table.success(i)).length, 0)
+  const good = goodRows(steady, objectives)
+  return objectives.map((o): ObjectiveVerdict => {
+    const base = { objective: label(o), field: o.field, limit: o.limit, comparator: o.comparator }
+    const fixed = (observed: number | null | undefined, samples: number, reason?: string): ObjectiveVerdict =>
+      observed === null || observed === undefined
+        ? {
+            ...base,
+            observed: null,
+            lower: null,
+            upper: null,
+            samples,
+            verdict: 'not_reported',
+            confident: false,
+            reason,
+          }
+        : {
+            ...base,
+            observed,
+            lower: observed,
+            upper: observed,
+            samples,
+            verdict: holds(observed, o) ? 'pass' : 'fail',
+            confident: true,
+          }
+    if (o.kind === 'rate') {
+      if (o.field === 'success_rate' || o.field === 'goodput') {
+        const k = o.field === 'success_rate' ? successes : good
+        if (total === 0) return fixed(null, 0, 'no request arrived after the ramp')
+        const [lower, upper] = wilson(k, total, options.confidence)
+        const observed = k / total
+        return {
+          ...base,
+          observed,
+          lower,
+          upper,
+          samples: total,
+          verdict: holds(observed, o) ? 'pass' : 'fail',
+          confident: decide(o, lower, upper) !== 'undecided',
+        }
+      }
+      // throughputs and the servers' peak gauges are the run's own figures (the worst of the repeats)
+      const figures = runs.map((r) => rateFigure(r, o.field))
+      const known = figures.filter((v): v is number => v !== null && v !== undefined)
+      const worst = known.length === 0 ? null : o.comparator.startsWith('<') ? Math.max(...known) : Math.min(...known)
+      return fixed(worst, total, `${o.field} was not reported`)
+    }
+    if (!NUMERIC.has(o.field)) return fixed(null, 0, `${o.field} is no requests.csv column`)
+    const values: number[] = []
+    for (const s of steady) {
+      const column = s.run.table.numbers(o.field as NumericColumn)
+      for (const i of s.rows) {
+        const v = column[i] as number
+        if (s.run.table.success(i) && !Number.isNaN(v)) values.push(v)
+      }
+    }
+    const needed = requiredSamples(o)
+    if (values.length === 0) return fixed(null, 0, `no successful request after the ramp reported ${o.field}`)
+    if (values.length < needed)
+      return {
+        ...base,
+        observed: null,
+        lower: null,
+        upper: null,
+        samples: values.length,
+        verdict: 'too_few_samples',
+        confident: false,
+        reason: `${o.aggregation} needs ${needed} samples after the ramp, got ${values.length}`,
+      }
+    const scale = fieldScale(o.field)
+    const sorted = Float64Array.from(values).sort()
+    if (o.aggregation === 'max' || o.aggregation === 'min')
+      return fixed((o.aggregation === 'max' ? (sorted.at(-1) as number) : (sorted[0] as number)) * scale, values.length)
+    if (o.percentile === undefined) {
+      // a mean: its interval from the standard error
+      const mean = values.reduce((a, b) => a + b, 0) / values.length
+      const sd = Math.sqrt(values.reduce((a, b) => a + (b - mean) ** 2, 0) / Math.max(1, values.length - 1))
+      const half = (zFor(options.confidence) * sd) / Math.sqrt(values.length)
+      const [lower, upper] = [(mean - half) * scale, (mean + half) * scale]
+      const verdict = decide(o, lower, upper)
+      return {
+        ...base,
+        observed: mean * scale,
+        lower,
+        upper,
+        samples: values.length,
+        verdict,
+        confident: verdict !== 'undecided',
+      }
+    }
+    const observed = percentileSorted(sorted, o.percentile) * scale
+    const [lo, hi] = bootstrapInterval(sorted, o.percentile, options.confidence, options.rounds)
+    const [lower, upper] = [lo * scale, hi * scale]
+    const verdict = decide(o, lower, upper)
+    return { ...base, observed, lower, upper, samples: values.length, verdict, confident: verdict !== 'undecided' }
+  })
+}
+
+function rateFigure(run: BenchRun, field: string): number | null | undefined {
+  const s = run.summary
+  const peak = s.server_metrics?.peak
+  const figures: Record<string, number | null | undefined> = {
+    request_throughput: s.request_throughput,
+    output_token_throughput: s.output_token_throughput,
+    peak_num_running_reqs: peak?.num_running_reqs,
+    peak_num_queue_reqs: peak?.num_queue_reqs,
+    peak_token_usage: peak?.token_usage,
+  }
+  return figures[field]
+}
+
+/** Rows (after the ramp) that succeeded within every per-request limit of the spec: goodput's numerator. */
+function goodRows(steady: Array<{ run: BenchRun; rows: number[] }>, objectives: readonly Objective[]): number {
+  const limits = objectives.filter(
+    (o) => o.kind === 'duration' && NUMERIC.has(o.field) && (o.comparator === '<' || o.comparator === '<='),
+  )
+  // each field's loosest objective is its per-request limit (max, then p999, p99, …)
+  const loosest = new Map<string, Objective>()
+  const rank = (o: Objective): number => (o.aggregation === 'max' ? 101 : (o.percentile ?? 0))
+  for (const o of limits) {
+    const seen = loosest.get(o.field)
+    if (seen === undefined || rank(o) > rank(seen)) loosest.set(o.field, o)
+  }
+  let good = 0
+  for (const s of steady) {
+    const columns = [...loosest.values()].map((o) => [o, s.run.table.numbers(o.field as NumericColumn)] as const)
+    for (const i of s.rows)
+      if (s.run.table.success(i) && columns.every(([o, c]) => holds((c[i] as number) * fieldScale(o.field), o))) good++
+  }
+  return good
+}
+
+/** The step's verdict from its objectives': fail if any fails, undecided if any straddles, else pass. */
+export function overall(verdicts: readonly ObjectiveVerdict[]): Verdict {
+  if (verdicts.some((v) => v.verdict === 'fail')) return 'fail'
+  if (verdicts.some((v) => v.verdict === 'not_reported')) return 'not_reported'
+  if (verdicts.some((v) => v.verdict === 'too_few_samples')) return 'too_few_samples'
+  if (verdicts.some((v) => v.verdict === 'undecided')) return 'undecided'
+  return 'pass'
+}
+
+/** How far past its limit an objective is (observed / limit for upper limits): the limiting one is the largest. */
+export function strain(v: ObjectiveVerdict): number {
+  if (v.observed === null || v.limit === 0) return Number.NEGATIVE_INFINITY
+  return v.comparator.startsWith('<') ? v.observed / v.limit : v.limit / Math.max(v.observed, 1e-12)
+}

@@ -1,0 +1,191 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect, test } from 'vitest'
+import { judgeStep, wilson } from '../src/capacity/step-verdict.ts'
+import { findCapacity, LlmPerfError, sweep } from '../src/index.ts'
+import { matchers } from '../src/matchers/matchers.ts'
+import { normalizeSpec } from '../src/slo/slo-spec.ts'
+import { syntheticRun } from '../src/slo/synthetic-run.ts'
+import { withServer } from './helpers/fixture-server.ts'
+import { startSimWorker } from './helpers/sim.ts'
+
+expect.extend(matchers)
+const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-capacity-'))
+const workload = {
+  arrival: 'constant' as const,
+  tokenizer: 'words' as const,
+  dataset: { kind: 'random' as const, inputLen: 8, outputLen: 2 },
+  metricsIntervalMs: 0,
+}
+
+test('the search brackets a stand-in server’s known breaking point (33 req/s) within 5 %, and says which objective broke', async () => {
+  await withServer(
+    'rate-break',
+    async (url) => {
+      const dir = outDir()
+      const result = await findCapacity(
+        { url },
+        {
+          ...workload,
+          outDir: dir,
+          slo: { client_ttft: { p90: 100 }, success_rate: { min: 0.99 } },
+          search: { min: 5, max: 200, stepDurationS: 2, precision: 0.05 },
+        },
+      )
+      const [lo, hi] = result.bracket
+      expect(lo).toBeLessThanOrEqual(33)
+      expect(hi).toBeGreaterThan(33)
+      expect(((hi as number) - lo) / lo).toBeLessThanOrEqual(0.05)
+      expect(result.capacity).toBe(lo)
+      expect(result.limitingObjective).toBe('client_ttft p90')
+      // 50-odd requests a step cannot show a success rate ≥ 0.99 with 95 % confidence: the steps say so
+      expect(result.decidedWithConfidence).toBe(false)
+      expect(
+        result.steps.find((s) => s.rate === 30)?.objectives.map((o) => [o.objective, o.verdict, o.confident]),
+      ).toEqual([
+        ['client_ttft p90', 'pass', true],
+        ['success_rate min', 'pass', false],
+      ])
+      expect(result.complete).toBe(true)
+      // grown by doubling from 5 until a failure, then bisected: 5, 10, 20, 40 ✗, 30 ✓, 35 ✗, 32.5 ✓, 33.75 ✗
+      expect(result.steps.map((s) => [s.phase, s.rate, s.decision])).toEqual([
+        ['grow', 5, 'pass'],
+        ['grow', 10, 'pass'],
+        ['grow', 20, 'pass'],
+        ['grow', 40, 'fail'],
+        ['bisect', 30, 'pass'],
+        ['bisect', 35, 'fail'],
+        ['bisect', 32.5, 'pass'],
+        ['bisect', 33.75, 'fail'],
+      ])
+      // the slowest step is lengthened so p90 has its samples after the ramp; each step has its folder
+      expect(result.steps[0]?.durationS).toBeGreaterThan(2)
+      for (const s of result.steps) expect(existsSync(join(s.dir, 'requests.csv'))).toBe(true)
+      const json = JSON.parse(readFileSync(join(dir, 'capacity.json'), 'utf8'))
+      expect(json.capacity).toBe(result.capacity)
+      expect(json.steps).toHaveLength(8)
+      const html = readFileSync(join(dir, 'capacity.html'), 'utf8')
+      expect(html).toContain('<svg')
+      expect(html).toContain('client_ttft p90 against offered load')
+      // the matcher: passes at the capacity, fails above it with the curve and the worst requests
+      expect(result).toSustain({ rate: 30 })
+      let message = ''
+      try {
+        expect(result).toSustain({ rate: 40 })
+      } catch (err) {
+        message = (err as Error).message
+      }
+      expect(message).toMatch(/✗ sustains 40 req\/s: capacity 32\.50 req\/s/u)
+      expect(message).toMatch(/limiting objective: client_ttft p90/u)
+      expect(message).toMatch(/worst 5 by client_ttft/u)
+      // and against a baseline capacity: written once outside CI, then compared
+      const baseline = join(dir, 'baseline', 'capacity.json')
+      const ci = process.env.CI
+      delete process.env.CI
+      try {
+        expect(result).toSustain({ compareTo: baseline })
+        expect(JSON.parse(readFileSync(baseline, 'utf8')).capacity).toBe(32.5)
+        expect(result).toSustain({ compareTo: baseline, regression: 5 })
+        expect({ ...result, capacity: 25 }).not.toSustain({ compareTo: baseline, regression: 10 })
+      } finally {
+        if (ci !== undefined) process.env.CI = ci
+      }
+    },
+    ['33'],
+  )
+}, 120_000)
+
+test('a step is judged by its interval: clearly under passes, clearly over fails, straddling is undecided', () => {
+  const [p90] = normalizeSpec({ client_ttft: { p90: 100 } })
+  const spec = normalizeSpec({ ttft: { p90: 100 } })
+  const run = (ms: (i: number) => number) =>
+    syntheticRun(Array.from({ length: 400 }, (_, i) => ({ ttftS: ms(i) / 1000 })))
+  const judge = (ms: (i: number) => number) => judgeStep([run(ms)], spec, { rampS: 0, confidence: 0.95 })[0]
+  expect(p90).toBeDefined()
+  expect(judge((i) => 50 + (i % 10))?.verdict).toBe('pass')
+  expect(judge((i) => 150 + (i % 10))?.verdict).toBe('fail')
+  // p90 sits right at the limit: values spread evenly over 0…111 ms
+  const straddle = judge((i) => (((i * 37) % 400) / 400) * 111.1)
+  expect(straddle?.verdict).toBe('undecided')
+  expect(straddle?.lower).toBeLessThanOrEqual(100)
+  expect(straddle?.upper).toBeGreaterThan(100)
+  // the ramp's rows are left out: the first second is slow, the rest fast (request i arrives at i·10 ms)
+  const ramped = judgeStep([run((i) => (i < 100 ? 900 : 20))], spec, { rampS: 1, confidence: 0.95 })[0]
+  expect(ramped?.samples).toBe(300)
+  expect(ramped?.verdict).toBe('pass')
+  // a fraction is judged on its point estimate, and is confident only when its interval clears the limit
+  const rates = normalizeSpec({ success_rate: { min: 0.99 } })
+  const allOk = judgeStep([run(() => 10)], rates, { rampS: 0, confidence: 0.95 })[0]
+  expect([allOk?.verdict, allOk?.confident]).toEqual(['pass', true])
+  const fewOk = judgeStep([syntheticRun(Array.from({ length: 50 }, () => ({ ttftS: 0.01 })))], rates, {
+    rampS: 0,
+    confidence: 0.95,
+  })[0]
+  expect([fewOk?.verdict, fewOk?.confident]).toEqual(['pass', false])
+  const [lo, hi] = wilson(99, 100, 0.95)
+  expect(lo).toBeCloseTo(0.9455, 3)
+  expect(hi).toBeCloseTo(0.9982, 3)
+})
+
+test('bad search options are one error naming each, before any request', async () => {
+  const err = await findCapacity(
+    { url: 'http://127.0.0.1:9' },
+    // @ts-expect-error rate is the search's to set
+    { rate: 5, slo: { ttft: { p99: 'fast' } }, search: { min: 10, max: 5, precision: 2, stepDurationS: -1 } },
+  ).then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  )
+  expect(err).toBeInstanceOf(LlmPerfError)
+  for (const part of ['`rate`', '`search.precision`', '`search.stepDurationS`', '`slo`: ttft.p99'])
+    expect(err?.message).toContain(part)
+})
+
+test('a rate sweep and a concurrency sweep against the simulator: a folder per point, sweep.json and sweep.html', async () => {
+  const worker = await startSimWorker(['--speed', '4'], 'sweep')
+  try {
+    const dir = outDir()
+    const rates = await sweep(
+      { url: worker.url },
+      { rates: [5, 20], durationS: 2 },
+      {
+        dataset: { kind: 'random', inputLen: 32, outputLen: 16 },
+        outDir: join(dir, 'rates'),
+        slo: { ttft: { p99: 2000 } },
+      },
+    )
+    expect(rates.points.map((p) => [p.mode, p.offered, p.requests])).toEqual([
+      ['rate', 5, 10],
+      ['rate', 20, 40],
+    ])
+    for (const p of rates.points) {
+      expect(p.successRate).toBe(1)
+      expect(p.ttft.p99).toBeGreaterThan(0)
+      expect(p.tpot.p50).toBeGreaterThan(0)
+      expect(p.outputTokensPerUser).toBeCloseTo(1000 / (p.tpot.p50 as number), 6)
+      expect(p.goodput?.fraction).toBe(1)
+      expect(existsSync(join(p.dir, 'report.html'))).toBe(true)
+    }
+    // more offered load, more output tokens per second
+    expect(rates.points[1]?.outputTokenThroughput).toBeGreaterThan(rates.points[0]?.outputTokenThroughput as number)
+    expect(JSON.parse(readFileSync(rates.files.json, 'utf8')).points).toHaveLength(2)
+    expect(readFileSync(rates.files.html, 'utf8')).toContain('Pareto front')
+    const closed = await sweep(
+      { url: worker.url },
+      { concurrencies: [1, 4] },
+      {
+        requests: 12,
+        dataset: { kind: 'random', inputLen: 32, outputLen: 16 },
+        outDir: join(dir, 'concurrency'),
+      },
+    )
+    const [one, four] = closed.points
+    expect(one?.mode).toBe('concurrency')
+    // latency from the send: one in flight waits for nobody, so its TTFT is the server's own, not the queue
+    expect(one?.ttft.p99).toBeLessThan(four?.e2e.p99 as number)
+    expect(four?.requestThroughput).toBeGreaterThan(one?.requestThroughput as number)
+  } finally {
+    await worker.stop()
+  }
+}, 60_000)
