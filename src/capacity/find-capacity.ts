@@ -11,7 +11,7 @@ import { capacityHtml } from './capacity-html.ts'
 import { type CapacityOptions, type ResolvedSearch, validateCapacityOptions } from './capacity-options.ts'
 import type { BenchFn, CapacityResult, CapacityStep } from './results.ts'
 import type { ObjectiveVerdict } from './step-verdict.ts'
-import { judgeStep, overall, strain } from './step-verdict.ts'
+import { backlogGrowth, fellBehind, judgeStep, overall, strain } from './step-verdict.ts'
 
 const CAPACITY_FILE = 'capacity.json'
 const CAPACITY_HTML = 'capacity.html'
@@ -101,6 +101,18 @@ export async function findCapacity(
     const invalid = invalidRun(s)
     if (invalid !== undefined) {
       const step: CapacityStep = { ...base, decision: 'invalid', confident: false, objectives: [], reason: invalid }
+      Object.defineProperty(step, 'run', { value: run, enumerable: false })
+      return step
+    }
+    const behind = fellBehind(backlogGrowth(run, search.rampS))
+    if (behind !== undefined) {
+      const step: CapacityStep = {
+        ...base,
+        decision: 'overloaded',
+        confident: true,
+        objectives: judgeStep([run], objectives, { rampS: search.rampS, confidence: search.confidence }),
+        reason: behind,
+      }
       Object.defineProperty(step, 'run', { value: run, enumerable: false })
       return step
     }
@@ -234,8 +246,15 @@ function assemble(a: {
     steps.filter((s) => s.rate === rate && s.decision !== 'invalid')
   const lastOf = (rate: number | undefined): CapacityStep | undefined => atRate(rate).at(-1)
   const failing = lastOf(hi)
+  // the objective furthest past its limit where the rate first broke; 'saturation' where the server fell behind
+  // the offered rate while every objective still held (a short step's latency had not caught up yet)
+  const worst = failing === undefined ? undefined : [...failing.objectives].sort((x, y) => strain(y) - strain(x))[0]
   const limiting =
-    failing === undefined ? null : ([...failing.objectives].sort((x, y) => strain(y) - strain(x))[0]?.objective ?? null)
+    failing === undefined
+      ? null
+      : failing.decision === 'overloaded' && (worst === undefined || worst.verdict === 'pass')
+        ? 'saturation'
+        : (worst?.objective ?? null)
   const ends = [lastOf(lo), failing].filter((s): s is CapacityStep => s !== undefined)
   const result: CapacityResult = {
     capacity: lo ?? 0,

@@ -40,7 +40,10 @@ export interface CapacityResult {
   /** [last pass, first fail]; the upper end is null when `search.max` itself passed. */
   bracket: [number, number | null]
   steps: CapacityStep[]
-  /** The objective that broke first at the bracket's upper end: the one furthest past its limit. */
+  /**
+   * The objective that broke first at the bracket's upper end (the one furthest past its limit), or `saturation`
+   * when the server fell behind the offered rate there before any objective broke.
+   */
   limitingObjective: string | null
   /** Whether both ends of the bracket were decided with confidence. */
   decidedWithConfidence: boolean

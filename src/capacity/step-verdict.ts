@@ -263,3 +263,50 @@ export function strain(v: ObjectiveVerdict): number {
   if (v.observed === null || v.limit === 0) return Number.NEGATIVE_INFINITY
   return v.comparator.startsWith('<') ? v.observed / v.limit : v.limit / Math.max(v.observed, 1e-12)
 }
+
+export interface Backlog {
+  /** The window: from the ramp's end to the last arrival. */
+  windowS: number
+  /** Requests that arrived, and that finished, inside the window. */
+  arrived: number
+  finished: number
+}
+
+/**
+ * Arrivals and completions over the step's steady window. A server that keeps up finishes about as many
+ * requests as arrive; one that does not falls behind by (offered − saturation rate) × window.
+ */
+export function backlogGrowth(run: BenchRun, rampS: number): Backlog | undefined {
+  const t = run.table
+  const arrivals = t.numbers('arrival_time')
+  const finishes = t.numbers('finish_time')
+  let end = 0
+  for (let i = 0; i < t.length; i++) end = Math.max(end, arrivals[i] as number)
+  const windowS = end - rampS
+  if (!(windowS > 0)) return undefined
+  let arrived = 0
+  let finished = 0
+  for (let i = 0; i < t.length; i++) {
+    const a = arrivals[i] as number
+    const f = finishes[i] as number
+    if (a >= rampS && a <= end) arrived++
+    if (!Number.isNaN(f) && f >= rampS && f <= end) finished++
+  }
+  return { windowS, arrived, finished }
+}
+
+/**
+ * Why the server fell behind during the step, if it did: it finished fewer requests than arrived, by more than 10 %
+ * of them and by more than three standard deviations of the counts' Poisson noise. A short step only a little
+ * above the saturation rate cannot be told from a busy steady state this way: its latency objectives decide it.
+ */
+export function fellBehind(b: Backlog | undefined): string | undefined {
+  if (b === undefined) return undefined
+  const deficit = b.arrived - b.finished
+  if (deficit <= 0.1 * b.arrived || deficit <= 3 * Math.sqrt(b.arrived + b.finished)) return undefined
+  return (
+    `the server fell behind: over the step's steady ${b.windowS.toFixed(1)} s, ${b.arrived} requests arrived ` +
+    `(${(b.arrived / b.windowS).toFixed(2)}/s) and ${b.finished} finished (${(b.finished / b.windowS).toFixed(2)}/s): ` +
+    'no steady state at this rate'
+  )
+}
