@@ -21,6 +21,7 @@ const LAYERS = [
   'launch',
   'topology',
   'plugin',
+  'command-line',
 ]
 
 const upward = LAYERS.slice(0, -1).map((layer, i) => ({

@@ -6,6 +6,9 @@ import { nodeVersionProblem } from './node-version.ts'
 const HELP = `vitest-llm-perf <command> [flags]
 
 Commands:
+  run          one run against a server: progress, the end-of-run table, CSV/summary/report; exit 1 on a missed --slo
+  sweep        one run per rate or concurrency, with sweep.json and sweep.html
+  capacity     the largest rate a server sustains within an SLO (findCapacity), with capacity.json and capacity.html
   sim-server   a simulated SGLang worker (python -m sglang.launch_server's HTTP protocol)
   sim-router   a simulated SGLang router (python -m sglang_router.launch_router)
   merge        merges the folders of a run's shards (benchRequests' \`shard\`) into one run's
@@ -13,6 +16,18 @@ Commands:
 Run \`vitest-llm-perf <command> --help\` for a command's flags.`
 
 const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<unknown>; help: string }>> = {
+  run: async () => {
+    const { runCommand, RUN_HELP } = await import('./command-line/run-command.ts')
+    return { run: runCommand, help: RUN_HELP }
+  },
+  sweep: async () => {
+    const { sweepCommand, SWEEP_HELP } = await import('./command-line/run-command.ts')
+    return { run: sweepCommand, help: SWEEP_HELP }
+  },
+  capacity: async () => {
+    const { capacityCommand, CAPACITY_HELP } = await import('./command-line/run-command.ts')
+    return { run: capacityCommand, help: CAPACITY_HELP }
+  },
   'sim-server': async () => {
     const [{ runSimWorker }, { WORKER_HELP }] = await Promise.all([
       import('./sim/worker/sim-worker.ts'),
@@ -56,7 +71,8 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${help}\n`)
     return
   }
-  await run(rest)
+  const code = await run(rest)
+  if (typeof code === 'number') process.exitCode = code
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {

@@ -92,8 +92,18 @@ function decide(o: Objective, lower: number, upper: number): Verdict {
 }
 
 /** `ttft p99`, `tpot p(95)`, `success_rate min`: the objective as the spec named it. */
-const label = (o: Objective): string =>
-  `${o.field} ${o.aggregation === 'rate' ? (o.comparator.startsWith('>') ? 'min' : 'max') : o.aggregation}`
+const label = (o: Objective): string => {
+  const named: Record<number, string> = { 50: 'p50', 90: 'p90', 95: 'p95', 99: 'p99', 99.9: 'p999' }
+  const how =
+    o.aggregation === 'rate'
+      ? o.comparator.startsWith('>')
+        ? 'min'
+        : 'max'
+      : o.percentile !== undefined
+        ? (named[o.percentile] ?? `p(${o.percentile})`)
+        : o.aggregation
+  return `${o.field} ${how}`
+}
 
 /** The rows of `runs` that count: those that arrived after the ramp. */
 function steadyRows(runs: readonly BenchRun[], rampS: number): Array<{ run: BenchRun; rows: number[] }> {

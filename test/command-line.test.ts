@@ -1,0 +1,117 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import { parseSloFlag } from '../src/command-line/run-flags.ts'
+import type { StartedServer } from '../src/launch/started-server.ts'
+import { startFixtureServer } from './helpers/fixture-server.ts'
+import { startSimWorker } from './helpers/sim.ts'
+
+// The command line as a user types it: the clone's bin, a simulated worker in its own process.
+const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
+const cli = (args: string[]) =>
+  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
+const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-cli-'))
+let worker: StartedServer
+beforeAll(async () => {
+  worker = await startSimWorker(['--speed', '4'], 'cli')
+})
+afterAll(() => worker.stop())
+
+test("--slo in k6's grammar with the metric in front", () => {
+  expect(parseSloFlag('ttft.p99<500')).toEqual({ field: 'ttft', threshold: 'p(99)<500' })
+  expect(parseSloFlag('tpot.p(95)<=40')).toEqual({ field: 'tpot', threshold: 'p(95)<=40' })
+  expect(parseSloFlag('total_latency.mean<900')).toEqual({ field: 'total_latency', threshold: 'avg<900' })
+  expect(parseSloFlag('success_rate>0.99')).toEqual({ field: 'success_rate', threshold: 'rate>0.99' })
+  expect(() => parseSloFlag('ttft<500')).toThrow(/needs an aggregation/u)
+})
+
+test("run with bench_serving's flag names: the options it meant, the table, exit 0 when the SLO holds and 1 when it does not", async () => {
+  const dir = outDir()
+  const ok = await cli([
+    'run',
+    worker.url,
+    '--backend',
+    'sglang',
+    '--request-rate',
+    '40',
+    '--num-prompts',
+    '120',
+    '--dataset-name',
+    'random',
+    '--random-input-len',
+    '64',
+    '--random-output-len',
+    '8',
+    '--random-range-ratio',
+    '0.5',
+    '--slo',
+    'ttft.p99<5000',
+    '--slo',
+    'success_rate>=0.99',
+    '--out-dir',
+    dir,
+  ])
+  expect(ok.exitCode, ok.all).toBe(0)
+  expect(ok.stdout).toMatch(/✓ ttft 'p\(99\)<5000' ✓ success_rate 'rate>=0.99'/u)
+  expect(ok.stdout).toContain(join(dir, 'report.html'))
+  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
+  expect(summary.options).toMatchObject({
+    rate: 40,
+    requests: 120,
+    api: 'generate',
+    dataset: { kind: 'random', inputLen: 64, outputLen: 8, rangeRatio: 0.5 },
+  })
+  const missed = await cli([
+    'run',
+    worker.url,
+    '--rate',
+    '40',
+    '--requests',
+    '120',
+    '--slo',
+    'ttft.p50<0.001',
+    '--out-dir',
+    outDir(),
+  ])
+  expect(missed.exitCode).toBe(1)
+  expect(missed.stdout).toMatch(/SLO not met/u)
+  const json = await cli(['run', worker.url, '--rate', '40', '--requests', '10', '--json', '--out-dir', outDir()])
+  expect(json.exitCode).toBe(0)
+  expect(JSON.parse(json.stdout).requests).toBe(10)
+  const typo = await cli(['run', worker.url, '--rat', '5'])
+  expect(typo.exitCode).not.toBe(0)
+  expect(typo.stderr).toMatch(/unknown flag --rat \(did you mean --rate\?\)/u)
+}, 60_000)
+
+test('sweep and capacity from the shell: their folders, and capacity --sustain as a gate', async () => {
+  const dir = outDir()
+  const swept = await cli(['sweep', worker.url, '--rates', '10,20', '--duration-s', '1', '--out-dir', dir, '--quiet'])
+  expect(swept.exitCode, swept.all).toBe(0)
+  expect(JSON.parse(readFileSync(join(dir, 'sweep.json'), 'utf8')).points).toHaveLength(2)
+  const server = await startFixtureServer('rate-break', ['33'])
+  try {
+    const args = [
+      'capacity',
+      server.url,
+      '--slo',
+      'client_ttft.p90<100',
+      '--arrival',
+      'constant',
+      '--tokenizer',
+      'words',
+    ]
+    const search = ['--min', '5', '--max', '80', '--step-duration-s', '2', '--metrics-interval-ms', '0', '--quiet']
+    const found = await cli([...args, ...search, '--sustain', '30', '--out-dir', join(dir, 'cap')])
+    expect(found.exitCode, found.all).toBe(0)
+    expect(found.stdout).toMatch(/capacity 32\.5 req\/s · bracket \[32\.5, 33\.75\] · limiting objective client_ttft p90/u)
+    expect(found.stdout).toMatch(/✓ sustains 30 req\/s/u)
+    const short = await cli([...args, ...search, '--sustain', '40', '--out-dir', join(dir, 'cap2')])
+    expect(short.exitCode).toBe(1)
+    expect(short.stdout).toMatch(/✗ sustains 40 req\/s/u)
+  } finally {
+    await server.stop()
+  }
+}, 120_000)
