@@ -106,7 +106,9 @@ test('sweep and capacity from the shell: their folders, and capacity --sustain a
     const search = ['--min', '5', '--max', '80', '--step-duration-s', '2', '--metrics-interval-ms', '0', '--quiet']
     const found = await cli([...args, ...search, '--sustain', '30', '--out-dir', join(dir, 'cap')])
     expect(found.exitCode, found.all).toBe(0)
-    expect(found.stdout).toMatch(/capacity 32\.5 req\/s · bracket \[32\.5, 33\.75\] · limiting objective client_ttft p90/u)
+    expect(found.stdout).toMatch(
+      /capacity 32\.5 req\/s · bracket \[32\.5, 33\.75\] · limiting objective client_ttft p90/u,
+    )
     expect(found.stdout).toMatch(/✓ sustains 30 req\/s/u)
     const short = await cli([...args, ...search, '--sustain', '40', '--out-dir', join(dir, 'cap2')])
     expect(short.exitCode).toBe(1)

@@ -94,7 +94,10 @@ function table(runs: readonly BenchRun[], verdicts: string[][] = []): string {
 /** `vitest-llm-perf run URL [flags]`: returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseRunFlags(argv)
-  if (values.help === true) return out(RUN_HELP), 0
+  if (values.help === true) {
+    out(RUN_HELP)
+    return 0
+  }
   const { url, options } = await runOptionsFrom(values, positionals)
   const run = await benchRequests({ url }, { ...options, onProgress: progress(values) })
   const slo = options.slo as SloSpec | undefined
@@ -133,7 +136,10 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     concurrencies: { type: 'string' },
     'duration-s': { type: 'string' },
   })
-  if (values.help === true) return out(SWEEP_HELP), 0
+  if (values.help === true) {
+    out(SWEEP_HELP)
+    return 0
+  }
   const { url, options } = await runOptionsFrom(values, positionals)
   const list = (v: unknown): number[] | undefined =>
     typeof v === 'string' ? v.split(',').map((x) => Number(x.trim())) : undefined
@@ -170,7 +176,10 @@ export async function capacityCommand(argv: string[]): Promise<number> {
     'flush-cache': { type: 'boolean' },
     sustain: { type: 'string' },
   })
-  if (values.help === true) return out(CAPACITY_HELP), 0
+  if (values.help === true) {
+    out(CAPACITY_HELP)
+    return 0
+  }
   const { url, options } = await runOptionsFrom(values, positionals)
   const problems: string[] = []
   const search: Record<string, unknown> = {}
