@@ -134,11 +134,12 @@ export function svgChart(spec: ChartSpec): string {
       )
     }
     parts.push(
-      `<rect x="${M.left + 8 + k * 150}" y="${H - 14}" width="10" height="10" fill="${s.color}"/>`,
-      `<text x="${M.left + 22 + k * 150}" y="${H - 5}" class="s">${esc(s.name)}</text>`,
+      // the legend sits below the axis title, a row of its own
+      `<rect x="${M.left + 8 + k * 180}" y="${H + 6}" width="10" height="10" fill="${s.color}"/>`,
+      `<text x="${M.left + 22 + k * 180}" y="${H + 15}" class="s">${esc(s.name)}</text>`,
     )
   })
-  return `<svg viewBox="0 0 ${W} ${H + 4}" width="${W}" role="img" class="chart"><title>${esc(spec.title)}</title><style>.t{font:600 13px system-ui,sans-serif}.s{font:11px system-ui,sans-serif}</style>${parts.join('')}</svg>`
+  return `<svg viewBox="0 0 ${W} ${H + 22}" width="${W}" role="img" class="chart"><title>${esc(spec.title)}</title><style>.t{font:600 13px system-ui,sans-serif}.s{font:11px system-ui,sans-serif}</style>${parts.join('')}</svg>`
 }
 
 /** A self-contained page of charts and tables. */
