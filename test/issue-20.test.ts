@@ -230,7 +230,7 @@ describe('nothing hangs', () => {
     )
     expect(err).toBeInstanceOf(LlmPerfError)
     expect(err.message).toMatch(/`requests`: 1000000000 requests need about .* GiB here/u)
-    expect(Date.now() - started).toBeLessThan(2000)
+    expect(Date.now() - started).toBeLessThan(5000)
     const building = Date.now()
     const aborted = await rejection<Error>(
       benchRequests(
