@@ -11,6 +11,7 @@ const LAYERS = [
   'schedule',
   'send',
   'record',
+  'traffic',
   'server-metrics',
   'summarise',
   'slo',

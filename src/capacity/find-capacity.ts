@@ -39,6 +39,7 @@ export async function findCapacity(
   const steps: CapacityStep[] = []
   const runsAt = new Map<number, BenchRun[]>()
   let stopped: string | undefined
+  let stoppedBy: CapacityResult['stoppedBy']
 
   const runStep = async (rate: number, phase: CapacityStep['phase']): Promise<CapacityStep> => {
     const earlier = runsAt.get(rate) ?? []
@@ -140,6 +141,7 @@ export async function findCapacity(
     for (let attempt = 0; ; attempt++) {
       if (steps.length >= search.maxSteps) {
         stopped = `maxSteps (${search.maxSteps}) reached before the bracket was within ${search.precision * 100} %`
+        stoppedBy = 'maxSteps'
         return undefined
       }
       const step = await runStep(rate, attempt === 0 ? phase : 'repeat')
@@ -148,6 +150,7 @@ export async function findCapacity(
         // a busy machine once may pass; twice, the search says why it cannot go on
         if (++invalidTries > 1) {
           stopped = `step ${step.index} at ${rate} req/s was invalid twice: ${step.reason}`
+          stoppedBy = 'invalid'
           return undefined
         }
         continue
@@ -157,6 +160,7 @@ export async function findCapacity(
       if (step.decision === 'not_reported' || step.decision === 'too_few_samples') {
         const why = step.objectives.find((o) => o.verdict === step.decision)
         stopped = `step ${step.index} at ${rate} req/s cannot be judged: ${why?.objective}: ${why?.reason ?? step.decision}`
+        stoppedBy = 'unjudgeable'
         return undefined
       }
       // undecided: repeat within the budget, then decide on the pooled point estimates, saying so
@@ -199,7 +203,18 @@ export async function findCapacity(
     else hi = mid
   }
   if (stopped === undefined && ended === '') ended = `the bracket is within ${search.precision * 100} %`
-  const result = assemble({ lo, hi, steps, stopped, ended, search, objectives, slo: benchOptions.slo, outDir })
+  const result = assemble({
+    lo,
+    hi,
+    steps,
+    stopped,
+    stoppedBy,
+    ended,
+    search,
+    objectives,
+    slo: benchOptions.slo,
+    outDir,
+  })
   return result
 }
 
@@ -235,6 +250,7 @@ function assemble(a: {
   hi: number | undefined
   steps: CapacityStep[]
   stopped: string | undefined
+  stoppedBy: CapacityResult['stoppedBy']
   ended: string
   search: ResolvedSearch
   objectives: readonly Objective[]
@@ -264,6 +280,7 @@ function assemble(a: {
     decidedWithConfidence: a.stopped === undefined && ends.length > 0 && ends.every((s) => s.confident),
     ended: a.stopped ?? a.ended,
     complete: a.stopped === undefined,
+    ...(a.stoppedBy === undefined ? {} : { stoppedBy: a.stoppedBy }),
     rampS: a.search.rampS,
     search: a.search,
     slo: a.slo,

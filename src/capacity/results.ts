@@ -51,6 +51,8 @@ export interface CapacityResult {
   ended: string
   /** False when the search stopped early (maxSteps, a step twice invalid or unjudgeable): `capacity` is then a lower bound. */
   complete: boolean
+  /** Why an incomplete search stopped: a step invalid twice (a busy machine), maxSteps, or a step it could not judge. */
+  stoppedBy?: 'invalid' | 'maxSteps' | 'unjudgeable'
   /** The rows of each step's first `rampS` seconds are left out of its statistics. */
   rampS: number
   search: ResolvedSearch

@@ -17,8 +17,8 @@ import { parseRunFlags, type RunFlagValues, runOptionsFrom } from './run-flags.t
 const COMMON = `Load (our names; bench_serving's and vllm bench serve's in brackets):
   --rate N [--request-rate]          arrivals per second (inf: all at once; default inf)
   --requests N [--num-prompts]       how many requests
-  --arrival poisson|gamma|constant   --burstiness K (gamma)   --seed N (default 42)
-  --dataset random|sharegpt|custom [--dataset-name]   --dataset-path FILE
+  --arrival poisson|gamma|constant|trace   --burstiness K (gamma)   --speedup X (trace)   --seed N (default 42)
+  --dataset random|sharegpt|custom|trace [--dataset-name]   --dataset-path FILE   --block-size N (trace, 512)
   --input-len N [--random-input-len] --output-len N [--random-output-len]   --range-ratio R [--random-range-ratio]
   --api generate|completions|chat    [--backend sglang|sglang-oai|sglang-oai-chat|vllm|vllm-chat|openai|openai-chat]
   --tokenizer auto|server|words|PATH --prompt-as ids|text   --model NAME   --api-key KEY

@@ -18,6 +18,8 @@ export const RUN_FLAGS = {
   'num-prompts': { type: 'string' },
   arrival: { type: 'string' },
   burstiness: { type: 'string' },
+  speedup: { type: 'string' },
+  'block-size': { type: 'string' },
   seed: { type: 'string' },
   dataset: { type: 'string' },
   'dataset-name': { type: 'string' },
@@ -169,6 +171,7 @@ export async function runOptionsFrom(
   set('requests', num(values.requests ?? values['num-prompts'], 'requests', problems))
   set('arrival', values.arrival)
   set('burstiness', num(values.burstiness, 'burstiness', problems))
+  set('speedup', num(values.speedup, 'speedup', problems))
   set('seed', num(values.seed, 'seed', problems))
   set('processes', values.processes === 'auto' ? 'auto' : num(values.processes, 'processes', problems))
   set('maxInFlight', num(values['max-in-flight'] ?? values['max-concurrency'], 'max-in-flight', problems))
@@ -209,6 +212,8 @@ export async function runOptionsFrom(
       if (values['random-range-ratio'] !== undefined && backend?.startsWith('vllm')) d['rangeMode'] = 'vllm'
     } else {
       if (values['dataset-path'] !== undefined) d['path'] = values['dataset-path']
+      const block = num(values['block-size'], 'block-size', problems)
+      if (block !== undefined) d['blockSize'] = block
       if (outputLen !== undefined) d['outputLen'] = outputLen
     }
     o['dataset'] = d

@@ -53,6 +53,8 @@ export async function buildDataset(
         signal,
       )
       break
+    case 'trace':
+      throw new DatasetError('a trace is replayed by traceReplay (src/traffic/), not built here')
     case 'custom':
       packed = await PackedDataset.packAsync(
         await textItems(form, await withOutputLengths(await customRows(spec), spec.outputLen, form)),

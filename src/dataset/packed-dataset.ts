@@ -82,6 +82,15 @@ export class PackedDataset {
     return { dataset: packer.finish(packer.slots === 0 ? 0 : (count ?? packer.slots)), illFormed: packer.illFormed }
   }
 
+  /** Packs items as a caller makes them (a file read line by line), then `finish(length)`: no item is kept. */
+  static builder(): { add(item: DatasetItem): void; finish(length?: number): PackedDataset } {
+    const packer = new Packer()
+    return {
+      add: (item) => packer.add(item),
+      finish: (length) => packer.finish(packer.slots === 0 ? 0 : (length ?? packer.slots)),
+    }
+  }
+
   /** The dataset a thread was posted. */
   static of(data: PackedDatasetData): PackedDataset {
     return new PackedDataset(data)

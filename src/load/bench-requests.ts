@@ -18,6 +18,7 @@ import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
 import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
+import { traceInputs } from '../traffic/trace-inputs.ts'
 import { type BenchTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
 import { claimRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
@@ -65,8 +66,9 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       ),
   )
   claimRunFolder(outDir)
-  const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = await datasetFor(opts, target, headers)
-  const arrivalsS = arrivalSchedule({ ...opts, requests: dataset.length })
+  const trace = opts.dataset.kind === 'trace' ? await traceInputs(opts.dataset, opts) : undefined
+  const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = trace ?? (await datasetFor(opts, target, headers))
+  const arrivalsS = trace?.arrivalsS ?? arrivalSchedule({ ...opts, requests: dataset.length })
   const timeline = [
     ...opts.timeline,
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
@@ -214,6 +216,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
       },
       goodput: null,
+      trace: trace?.summary(table) ?? null,
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
@@ -303,7 +306,8 @@ async function datasetFor(
   headers: Record<string, string>,
 ) {
   const serverUrl = target.workers?.[0]?.url ?? target.url
-  const tokenizer = await resolveTokenizer(opts.dataset.tokenizer ?? opts.tokenizer, {
+  const chosen = 'tokenizer' in opts.dataset ? opts.dataset.tokenizer : undefined
+  const tokenizer = await resolveTokenizer(chosen ?? opts.tokenizer, {
     serverUrl,
     model: target.model,
     headers,

@@ -26,10 +26,15 @@ export const benchOptionsSchema = z.strictObject({
     .int({ error: 'expected a positive integer' })
     .positive({ error: 'expected a positive integer' })
     .optional(),
-  /** Inter-arrival process. @default 'poisson' */
+  /** Inter-arrival process; `'trace'` sends each request at its trace's time (dataset kind 'trace'). @default 'poisson' */
   arrival: z
-    .enum(['poisson', 'gamma', 'constant'], { error: "expected 'poisson', 'gamma' or 'constant'" })
+    .enum(['poisson', 'gamma', 'constant', 'trace'], { error: "expected 'poisson', 'gamma', 'constant' or 'trace'" })
     .default('poisson'),
+  /** With `arrival: 'trace'`: replay this many times faster than recorded (0.5 = half speed). @default 1 */
+  speedup: z
+    .number({ error: 'expected a positive number' })
+    .positive({ error: 'expected a positive number' })
+    .default(1),
   /** Gamma shape k (only with `arrival: 'gamma'`): < 1 is burstier than Poisson, > 1 smoother. @default 1 */
   burstiness: z
     .number({ error: 'expected a positive number' })
@@ -202,7 +207,21 @@ export function validateBenchOptions(
   if (opts.arrival !== 'gamma' && (input as { burstiness?: unknown }).burstiness !== undefined) {
     problems.push(`\`burstiness\`: only applies to arrival 'gamma', got arrival '${opts.arrival}'`)
   }
-  const sized = opts.dataset.kind === 'sharegpt' || opts.dataset.kind === 'custom'
+  const trace = opts.dataset.kind === 'trace'
+  if (opts.arrival === 'trace' && !trace)
+    problems.push(
+      `\`arrival\`: 'trace' sends requests at a trace's times and needs dataset kind 'trace', got '${opts.dataset.kind}'`,
+    )
+  if (opts.arrival === 'trace' && (input as { rate?: unknown }).rate !== undefined)
+    problems.push("`rate`: the trace sets the arrival times with arrival 'trace' (use `speedup`), got a rate too")
+  if (opts.arrival !== 'trace' && (input as { speedup?: unknown }).speedup !== undefined)
+    problems.push(`\`speedup\`: only applies to arrival 'trace', got arrival '${opts.arrival}'`)
+  if (trace && opts.api === 'chat')
+    problems.push(
+      "`api`: a trace's prompts are token ids (block k of every prompt with hash id h is the same tokens), which chat " +
+        "cannot send; use api 'generate' or 'completions'",
+    )
+  const sized = opts.dataset.kind === 'sharegpt' || opts.dataset.kind === 'custom' || trace
   if (opts.requests === undefined && !sized && opts.dataset.kind !== 'shared-prefix') {
     problems.push('`requests`: expected a positive integer (how many requests to send), got nothing')
   }

@@ -78,10 +78,20 @@ export const sharedPrefixDatasetSchema = z.strictObject({
   shuffle: z.boolean().default(true),
 })
 
+export const traceDatasetSchema = z.strictObject({
+  kind: z.literal('trace'),
+  /** A JSONL trace, one request a line: `{timestamp (ms) | delay (ms), input_length, output_length, hash_ids?}`. */
+  path: z.string({ error: 'expected a path to a JSONL trace' }).min(1),
+  /** The trace's format: Mooncake's (FAST '25), as AIPerf and bench_serving read it. @default 'mooncake' */
+  format: z.literal('mooncake', { error: "expected 'mooncake'" }).default('mooncake'),
+  /** Tokens per hash id: the block size the trace was hashed with (Mooncake's: 512). @default 512 */
+  blockSize: positiveInt('a positive integer (tokens)').default(512),
+})
+
 export const datasetSchema = z.discriminatedUnion(
   'kind',
-  [randomDatasetSchema, sharegptDatasetSchema, customDatasetSchema, sharedPrefixDatasetSchema],
-  { error: "expected `kind` to be one of 'random', 'sharegpt', 'custom', 'shared-prefix'" },
+  [randomDatasetSchema, sharegptDatasetSchema, customDatasetSchema, sharedPrefixDatasetSchema, traceDatasetSchema],
+  { error: "expected `kind` to be one of 'random', 'sharegpt', 'custom', 'shared-prefix', 'trace'" },
 )
 
 export type DatasetOptions = z.input<typeof datasetSchema>

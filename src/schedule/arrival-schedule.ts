@@ -3,7 +3,8 @@ import { SeededRandom } from '../common/seeded-random.ts'
 export interface ScheduleOptions {
   rate: number
   requests: number
-  arrival: 'poisson' | 'gamma' | 'constant'
+  /** 'trace' schedules are the trace's own times (src/traffic/); here they fall back to Poisson. */
+  arrival: 'poisson' | 'gamma' | 'constant' | 'trace'
   burstiness: number
   normalize: boolean
   seed: number

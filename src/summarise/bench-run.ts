@@ -1,6 +1,7 @@
 import type { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summary.ts'
+import type { TraceSummary } from '../traffic/trace-cache-check.ts'
 import type { RunSummary } from './run-summary.ts'
 
 /** What summary.json holds besides the figures: enough to reproduce and to trust the run. */
@@ -38,6 +39,8 @@ export interface RunContext {
   goodput: { fraction: number; per_second: number; slo: Record<string, unknown> } | null
   /** The servers' own gauges over the run (server-metrics.csv), or null with `metricsIntervalMs: 0`. */
   server_metrics: ServerMetricsSummary | null
+  /** A trace replay (dataset kind 'trace'): the trace, and the cached tokens its hash ids predict vs reported. */
+  trace?: TraceSummary | null
 }
 
 export interface BenchSummary extends RunSummary, RunContext {}

@@ -39,12 +39,13 @@ function maxTokens(kind: Kind, body: Body): number | null {
   return kind === 'completions' ? 16 : null
 }
 
-function usage(req: SimRequest): Body {
+/** SGLang's usage block; with --enable-cache-report it says how many prompt tokens the prefix cache held. */
+function usage(req: SimRequest, cacheReport: boolean): Body {
   return {
     prompt_tokens: req.promptIds.length,
     completion_tokens: req.generated,
     total_tokens: req.promptIds.length + req.generated,
-    prompt_tokens_details: null,
+    prompt_tokens_details: cacheReport ? { cached_tokens: req.cachedTokens } : null,
     reasoning_tokens: 0,
   }
 }
@@ -138,7 +139,7 @@ export async function handleOpenAi(
             created,
             model,
             choices: [{ index: 0, ...choice, logprobs: null, finish_reason: finishReason, matched_stop: null }],
-            usage: usage(r),
+            usage: usage(r, state.config.enableCacheReport),
             metadata: { weight_version: 'default' },
           })
         }
@@ -151,7 +152,15 @@ export async function handleOpenAi(
           started = true
           writeEvent(res, chunk({ text: out.takeDelta().text, finish_reason: finishReason, matched_stop: null }))
         }
-        if (includeUsage) writeEvent(res, { id: rid, object, created, model, choices: [], usage: usage(r) })
+        if (includeUsage)
+          writeEvent(res, {
+            id: rid,
+            object,
+            created,
+            model,
+            choices: [],
+            usage: usage(r, state.config.enableCacheReport),
+          })
         endSse(res)
       },
     },

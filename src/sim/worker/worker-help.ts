@@ -14,6 +14,7 @@ Flags with SGLang's names mean what they mean in sglang.launch_server.
   --chunked-prefill-size N          prefill tokens per step, -1 disables chunking (default 8192)
   --max-queued-requests N           answer 503 "The request queue is full." past N waiting
   --enable-metrics                  /metrics and the timing fields in meta_info
+  --enable-cache-report             /v1/* usage carries prompt_tokens_details.cached_tokens (as SGLang's flag)
   --incremental-streaming-output    /generate streams deltas instead of cumulative text
   --stream-interval N               tokens per streamed chunk (default 1)
   --disable-radix-cache             no prefix caching

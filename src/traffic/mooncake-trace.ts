@@ -1,0 +1,157 @@
+import { createReadStream, existsSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+import { DatasetError } from '../common/errors.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
+import type { DatasetItem } from '../dataset/dataset-item.ts'
+import { PackedDataset } from '../dataset/packed-dataset.ts'
+
+/**
+ * One line of a Mooncake trace (FAST '25; AIPerf's `mooncake_trace` format): when the request arrived (ms from the
+ * trace's start, or a `delay` after the previous line), its prompt and answer lengths in tokens, and `hash_ids`:
+ * one id per `blockSize` tokens of the prompt, equal ids marking equal blocks, so requests that share a prefix
+ * share its leading ids.
+ */
+export interface TraceLine {
+  timestamp?: number
+  delay?: number
+  input_length: number
+  output_length: number
+  hash_ids?: number[]
+  session_id?: string | number
+}
+
+export interface TraceSpec {
+  path: string
+  blockSize: number
+}
+
+/** The trace made into the run's requests: prompts (token ids), arrival offsets and the cache hits it implies. */
+export interface TraceReplay {
+  dataset: PackedDataset
+  /** Seconds from the trace's first request, as recorded (divide by `speedup` to replay faster). */
+  arrivalsS: Float64Array
+  /** Per request: the prompt tokens a prefix cache holding every earlier prompt would already have. */
+  predictedCached: Float64Array
+  lines: number
+}
+
+/** Token ids of every block are drawn from this range, clear of special tokens at the low end (as `tokenized` prompts). */
+const ID_LOW = 1000
+const ID_HIGH = 30_000
+const SPAN = ID_HIGH - ID_LOW
+
+/**
+ * Block `hash`'s tokens: its first token is fixed by the hash (two blocks with different hash ids below 29,000
+ * never share even their first token, so a shared prefix ends exactly at a block boundary), the rest drawn from
+ * a generator seeded with it. The same hash id gives the same tokens in every prompt that carries it.
+ */
+export function blockTokens(hash: number, length: number, into: number[]): void {
+  const random = new SeededRandom(hash)
+  into.push(ID_LOW + (((hash % SPAN) + SPAN) % SPAN))
+  for (let i = 1; i < length; i++) into.push(random.int(ID_LOW, ID_HIGH - 1))
+}
+
+function parseLine(text: string, n: number, path: string): TraceLine {
+  let row: unknown
+  try {
+    row = JSON.parse(text)
+  } catch (err) {
+    throw new DatasetError(`${path}:${n}: not JSON (${(err as Error).message})`)
+  }
+  const r = row as Record<string, unknown>
+  const problems: string[] = []
+  const int = (k: string, min: number): void => {
+    if (!Number.isInteger(r[k]) || (r[k] as number) < min)
+      problems.push(`${k} must be an integer ≥ ${min}, got ${JSON.stringify(r[k])}`)
+  }
+  int('input_length', 1)
+  int('output_length', 1)
+  if (r['timestamp'] === undefined && r['delay'] === undefined) problems.push('expected timestamp (ms) or delay (ms)')
+  for (const k of ['timestamp', 'delay'])
+    if (r[k] !== undefined && (typeof r[k] !== 'number' || !Number.isFinite(r[k]) || (r[k] as number) < 0))
+      problems.push(`${k} must be milliseconds ≥ 0, got ${JSON.stringify(r[k])}`)
+  if (
+    r['hash_ids'] !== undefined &&
+    (!Array.isArray(r['hash_ids']) || !r['hash_ids'].every((h) => Number.isInteger(h)))
+  )
+    problems.push('hash_ids must be a list of integers')
+  if (problems.length > 0) throw new DatasetError(`${path}:${n}: ${problems.join('; ')}`)
+  return r as unknown as TraceLine
+}
+
+/** The trace's lines, one at a time (a file of millions of lines is never held whole). */
+async function* traceLines(path: string): AsyncGenerator<TraceLine> {
+  if (!existsSync(path)) throw new DatasetError(`The trace ${path} does not exist`)
+  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY })
+  let n = 0
+  for await (const text of lines) {
+    n++
+    if (text.trim() === '') continue
+    yield parseLine(text, n, path)
+  }
+}
+
+/**
+ * Reads a Mooncake trace into packed prompts of exactly `input_length` token ids, where block k of every prompt
+ * carrying hash id h is the same token sequence, with each request's arrival and the cached tokens the hash ids
+ * predict: the leading blocks whose whole chain of ids an earlier request carried (a partial last block counts
+ * as far as an earlier one covered it), at most input_length − 1, as a server always prefills one token.
+ */
+export async function traceReplay(
+  spec: TraceSpec,
+  count: number | undefined,
+  signal?: AbortSignal,
+): Promise<TraceReplay> {
+  const packer = PackedDataset.builder()
+  const arrivals: number[] = []
+  const predicted: number[] = []
+  // per chain of hash ids (the prefix up to a block): the most tokens of that block an earlier prompt had
+  const seen = new Map<string, number>()
+  let clock = 0
+  let index = 0
+  for await (const line of traceLines(spec.path)) {
+    if (count !== undefined && index >= count) break
+    clock = line.timestamp ?? clock + (line.delay ?? 0)
+    arrivals.push(clock / 1000)
+    const blocks = Math.ceil(line.input_length / spec.blockSize)
+    const ids: number[] = []
+    let chain = ''
+    let cached = 0
+    let matching = true
+    for (let k = 0; k < blocks; k++) {
+      // without hash ids every block is its own: a unique id per request and block, sharing nothing
+      const hash = line.hash_ids?.[k] ?? -(index * 4096 + k + 1)
+      const length = Math.min(spec.blockSize, line.input_length - k * spec.blockSize)
+      blockTokens(hash, length, ids)
+      chain = `${chain}/${hash}`
+      const before = seen.get(chain)
+      if (matching) {
+        cached += Math.min(length, before ?? 0)
+        if (before === undefined || before < length) matching = false
+      }
+      if (before === undefined || before < length) seen.set(chain, length)
+    }
+    predicted.push(Math.min(cached, line.input_length - 1))
+    const item: DatasetItem = {
+      id: line.session_id === undefined ? String(index) : `${line.session_id}:${index}`,
+      prompt: ids,
+      inputLength: line.input_length,
+      promptTokens: line.input_length,
+      outputLen: line.output_length,
+    }
+    // packed as it is read: no object is kept per request
+    packer.add(item)
+    index++
+    if (index % 4096 === 0) signal?.throwIfAborted()
+  }
+  if (count !== undefined && index < count)
+    throw new DatasetError(`\`requests\`: the trace ${spec.path} has ${index} requests, ${count} were asked for`)
+  if (index === 0) throw new DatasetError(`The trace ${spec.path} has no request`)
+  const first = arrivals[0] as number
+  return {
+    dataset: packer.finish(index),
+    arrivalsS: Float64Array.from(arrivals, (a) => a - first),
+    predictedCached: Float64Array.from(predicted),
+    lines: index,
+  }
+}
