@@ -22,6 +22,7 @@ const COMMON = `Load (our names; bench_serving's and vllm bench serve's in brack
   --input-len N [--random-input-len] --output-len N [--random-output-len]   --range-ratio R [--random-range-ratio]
   --api generate|completions|chat    [--backend sglang|sglang-oai|sglang-oai-chat|vllm|vllm-chat|openai|openai-chat]
   --tokenizer auto|server|words|PATH --prompt-as ids|text   --model NAME   --api-key KEY
+  --users N --think-time-ms T       closed-loop users (each sends after its last answer and T ms)
   --max-in-flight N [--max-concurrency]   --processes N|auto   --warmup N [--warmup-requests]   --no-stream
   --metrics-interval-ms N            --slo 'ttft.p99<500' (repeatable; k6's grammar, ms; 'success_rate>0.99')
   --config FILE.json|.ts|.mjs        every benchRequests option; flags override it

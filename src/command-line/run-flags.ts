@@ -36,6 +36,8 @@ export const RUN_FLAGS = {
   'prompt-as': { type: 'string' },
   processes: { type: 'string' },
   'max-in-flight': { type: 'string' },
+  users: { type: 'string' },
+  'think-time-ms': { type: 'string' },
   'max-concurrency': { type: 'string' },
   model: { type: 'string' },
   'api-key': { type: 'string' },
@@ -175,6 +177,8 @@ export async function runOptionsFrom(
   set('seed', num(values.seed, 'seed', problems))
   set('processes', values.processes === 'auto' ? 'auto' : num(values.processes, 'processes', problems))
   set('maxInFlight', num(values['max-in-flight'] ?? values['max-concurrency'], 'max-in-flight', problems))
+  set('users', num(values.users, 'users', problems))
+  set('thinkTime', num(values['think-time-ms'], 'think-time-ms', problems))
   set('model', values.model)
   set('apiKey', values['api-key'])
   set('warmup', num(values.warmup ?? values['warmup-requests'], 'warmup', problems))

@@ -53,7 +53,10 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
 }
 
 async function runBench(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
-  const opts = validateEverything(target, options)
+  const checked = validateEverything(target, options)
+  // closed-loop users: everything is due at once, and each user is a slot that sends after its answer and a think
+  const opts =
+    checked.users === undefined ? checked : { ...checked, rate: Number.POSITIVE_INFINITY, maxInFlight: checked.users }
   const where = resolveTarget(target)
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
   const outDir = resolve(
@@ -129,7 +132,14 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       host,
       origin: opts.startAt === undefined ? undefined : clock.origin,
       maxInFlight: opts.maxInFlight,
-      spec: { origin: where.origin, host: where.host, runId, send: sendOptions, body },
+      spec: {
+        origin: where.origin,
+        host: where.host,
+        runId,
+        send: sendOptions,
+        body,
+        ...(opts.users === undefined ? {} : { users: { thinkTime: opts.thinkTime, seed: opts.seed } }),
+      },
       signal: opts.signal,
       onProgress: opts.onProgress,
       onRecords: (rows) => {
@@ -213,6 +223,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         shard: opts.shard ?? null,
         start_epoch_ms: Math.round(clock.startEpochS * 1000),
         receive_busy: result.receiveBusy,
+        mode: opts.users === undefined ? 'open' : 'closed',
+        ...(opts.users === undefined ? {} : { users: opts.users, think_time_ms: opts.thinkTime }),
         ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
       },
       goodput: null,

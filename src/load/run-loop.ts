@@ -23,6 +23,27 @@ export interface RunLoopInputs {
   onRecord: (record: RequestRecord) => void
   /** Live counts, read by whoever reports progress. */
   counts: LoopCounts
+  /**
+   * Closed-loop users: a freed slot waits the user's think time before it sends the next request, which arrives
+   * when it is sent (its arrival_time is the user's send, not the schedule's t = 0).
+   */
+  thinkMs?: (() => number) | undefined
+}
+
+/** A user's pause between an answer and its next request (ms). */
+export type ThinkTime =
+  | number
+  | { distribution: 'exponential'; meanMs: number }
+  | { distribution: 'uniform'; minMs: number; maxMs: number }
+
+/** Draws think times from `t`, seeded: the same seed gives the same pauses. */
+export function thinkTimeSampler(
+  t: ThinkTime,
+  random: { next(): number; exponential(mean: number): number },
+): () => number {
+  if (typeof t === 'number') return () => t
+  if (t.distribution === 'exponential') return () => random.exponential(t.meanMs)
+  return () => t.minMs + random.next() * (t.maxMs - t.minMs)
 }
 
 export interface LoopCounts {
@@ -66,24 +87,35 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
     inp.onRecord(record)
     if (c.done === n) settle()
   }
-  const start = (k: number, lagMs: number): void => {
+  // closed-loop users thinking before their next request: k → its timer (an abort gives each its row)
+  const thinking = new Map<number, NodeJS.Timeout>()
+  const start = (k: number, lagMs: number, arrivalMs?: number): void => {
     c.inFlight++
     c.sent++
-    const obs = observe(inp, k, lagMs)
+    const obs = observe(inp, k, lagMs, arrivalMs)
     const item = inp.dataset.item(inp.firstIndex + k * inp.stride)
     void sendRequest(inp.send, requestBody(item, obs.reqId, inp.body), obs).then((errorType) => {
       c.inFlight--
       finish(obs, errorType)
       if (waitFrom < waitTo && !inp.signal?.aborted) {
         const next = waitFrom++
-        start(next, (waitingLags as Float64Array)[next] as number)
+        if (inp.thinkMs === undefined) start(next, (waitingLags as Float64Array)[next] as number)
+        else {
+          const timer = setTimeout(() => {
+            thinking.delete(next)
+            if (!inp.signal?.aborted) start(next, 0, inp.clock.nowMs())
+          }, inp.thinkMs())
+          thinking.set(next, timer)
+        }
       }
     })
   }
   const onAbort = (): void => {
     const queued = { from: waitFrom, to: waitTo, lags: waitingLags }
     waitFrom = waitTo
-    abandon(inp, queued, fired, finish)
+    for (const t of thinking.values()) clearTimeout(t)
+    abandon(inp, queued, fired, finish, [...thinking.keys()])
+    thinking.clear()
     fired = n
   }
   if (inp.signal?.aborted) onAbort()
@@ -111,14 +143,14 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
   inp.signal?.removeEventListener('abort', onAbort)
 }
 
-/** Request k's observation as its arrival fires (or, after an abort, as it is abandoned). */
-function observe(inp: RunLoopInputs, k: number, lagMs: number): Observation {
+/** Request k's observation as its arrival fires (or, after an abort, as it is abandoned); a user's arrives at `arrivalMs`. */
+function observe(inp: RunLoopInputs, k: number, lagMs: number, arrivalMs?: number): Observation {
   // the observation indexes this loop's requests; the request id carries the run's index
   const i = inp.firstIndex + k * inp.stride
   return requestObservation(inp.dataset, i, {
     index: k,
     reqId: `${inp.runId}-${i}`,
-    arrivalMs: (inp.arrivalsS[k] as number) * 1000,
+    arrivalMs: arrivalMs ?? (inp.arrivalsS[k] as number) * 1000,
     dispatchLagMs: lagMs,
     host: inp.host,
     chat: inp.body.api === 'chat',
@@ -145,6 +177,7 @@ function abandon(
   queued: { from: number; to: number; lags: Float64Array | undefined },
   fired: number,
   finish: (o: Observation, t: 'aborted') => void,
+  thinking: readonly number[] = [],
 ): void {
   const reason = inp.signal?.reason instanceof Error ? `: ${inp.signal.reason.message}` : ''
   // one at a time: an abort early in a long run makes no array of the rest
@@ -153,6 +186,7 @@ function abandon(
     obs.error = `aborted before it was sent${reason}`
     finish(obs, 'aborted')
   }
+  for (const k of thinking) abandoned(k, 0)
   for (let k = queued.from; k < queued.to; k++) abandoned(k, (queued.lags as Float64Array)[k] as number)
   for (let k = fired; k < inp.arrivalsS.length; k++) abandoned(k, 0)
 }

@@ -1,9 +1,10 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import type { MessagePort } from 'node:worker_threads'
 import { startRunClock } from '../common/clock.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
 import { PackedDataset } from '../dataset/packed-dataset.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import { newCounts, runLoop } from './run-loop.ts'
+import { newCounts, runLoop, thinkTimeSampler } from './run-loop.ts'
 import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
 import { targetPool } from './target-pool.ts'
 
@@ -51,6 +52,10 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
       firstIndex: spec.firstIndex,
       stride: spec.stride,
       maxInFlight: spec.maxInFlight,
+      thinkMs:
+        spec.users === undefined
+          ? undefined
+          : thinkTimeSampler(spec.users.thinkTime, new SeededRandom(spec.users.seed + spec.firstIndex)),
       clock,
       body: spec.body,
       host: spec.host,

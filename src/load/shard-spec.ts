@@ -4,7 +4,7 @@ import type { RequestRecord } from '../record/request-record.ts'
 import type { BodyOptions } from '../send/request-body.ts'
 import type { SendContext } from '../send/send-request.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
-import type { LoopCounts } from './run-loop.ts'
+import type { LoopCounts, ThinkTime } from './run-loop.ts'
 
 /** What one load shard (a thread) needs, all of it cloneable: its requests and how to send them. */
 export interface ShardSpec {
@@ -18,6 +18,8 @@ export interface ShardSpec {
   firstIndex: number
   stride: number
   maxInFlight: number
+  /** Closed-loop users: each slot is a user who sends the next request its think time after the last answer. */
+  users?: { thinkTime: ThinkTime; seed: number }
   send: Omit<SendContext, 'pool' | 'signal' | 'nowMs'>
   body: BodyOptions
 }

@@ -72,6 +72,32 @@ export const benchOptionsSchema = z.strictObject({
   promptAs: z.enum(['ids', 'text'], { error: "expected 'ids' or 'text'" }).default('ids'),
   /** @default true */
   stream: z.boolean({ error: 'expected a boolean' }).default(true),
+  /**
+   * Closed-loop users (AIPerf's concurrency mode, k6's VUs, bench_serving's --max-concurrency): N users each send a
+   * request, wait for its answer and `thinkTime`, then send the next. A request's arrival is when its user sends it.
+   */
+  users: z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' }).optional(),
+  /**
+   * With `users`: the pause between an answer and the user's next request, ms: a number, or
+   * `{ distribution: 'exponential', meanMs }` or `{ distribution: 'uniform', minMs, maxMs }`. @default 0
+   */
+  thinkTime: z
+    .union(
+      [
+        z.number().nonnegative(),
+        z.strictObject({ distribution: z.literal('exponential'), meanMs: z.number().positive() }),
+        z.strictObject({
+          distribution: z.literal('uniform'),
+          minMs: z.number().nonnegative(),
+          maxMs: z.number().nonnegative(),
+        }),
+      ],
+      {
+        error:
+          "expected milliseconds, { distribution: 'exponential', meanMs } or { distribution: 'uniform', minMs, maxMs }",
+      },
+    )
+    .default(0),
   /** Cap on concurrent requests; later arrivals wait (the wait shows in queue_time_in_router). @default Infinity */
   maxInFlight: positiveOrInfinity('expected a positive integer or Infinity', true).default(Number.POSITIVE_INFINITY),
   /**
@@ -207,6 +233,21 @@ export function validateBenchOptions(
   if (opts.arrival !== 'gamma' && (input as { burstiness?: unknown }).burstiness !== undefined) {
     problems.push(`\`burstiness\`: only applies to arrival 'gamma', got arrival '${opts.arrival}'`)
   }
+  const given = input as Record<string, unknown>
+  if (opts.users !== undefined)
+    for (const k of ['rate', 'maxInFlight', 'normalize'] as const)
+      if (given[k] !== undefined)
+        problems.push(
+          `\`${k}\`: closed-loop users set the pace themselves (each sends after its last answer), got ${k} with users`,
+        )
+  if (opts.users !== undefined && opts.arrival !== 'poisson' && given['arrival'] !== undefined)
+    problems.push(
+      `\`arrival\`: closed-loop users send when their last answer came, got arrival '${opts.arrival}' with users`,
+    )
+  if (opts.users === undefined && given['thinkTime'] !== undefined)
+    problems.push('`thinkTime`: is the pause of closed-loop users and needs `users`')
+  if (typeof opts.thinkTime === 'object' && 'minMs' in opts.thinkTime && opts.thinkTime.minMs > opts.thinkTime.maxMs)
+    problems.push(`\`thinkTime.minMs\`: expected at most maxMs (${opts.thinkTime.maxMs}), got ${opts.thinkTime.minMs}`)
   const trace = opts.dataset.kind === 'trace'
   if (opts.arrival === 'trace' && !trace)
     problems.push(

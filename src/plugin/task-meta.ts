@@ -17,6 +17,8 @@ export interface CompactSummary {
   invalid?: string
   /** 'words' when no tokenizer was found and prompt lengths are words, not tokens. */
   lengths: 'tokens' | 'words'
+  /** Closed-loop users, where the run had them (the rate column says so). */
+  users?: number
   /** A shard that began after its startAt, by this many ms. */
   late_start_ms?: number
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
@@ -49,6 +51,7 @@ export function compactSummary(run: BenchRun): CompactSummary {
     csv: run.files.csv,
     lengths: run.summary.tokenizer.kind === 'words' ? 'words' : 'tokens',
     ...(run.summary.load.late_start_ms === undefined ? {} : { late_start_ms: run.summary.load.late_start_ms }),
+    ...(run.summary.load.users === undefined ? {} : { users: run.summary.load.users }),
     slo: [],
   }
 }

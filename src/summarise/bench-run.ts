@@ -30,6 +30,10 @@ export interface RunContext {
     shard: { index: number; count: number } | null
     start_epoch_ms: number
     receive_busy: number
+    /** 'open': arrivals on a schedule; 'closed': `users` that each send after their last answer and a think time. */
+    mode?: 'open' | 'closed'
+    users?: number
+    think_time_ms?: unknown
     /** A shard that began after its `startAt`: by how many ms (its first requests were sent late). */
     late_start_ms?: number
   }
