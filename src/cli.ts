@@ -9,6 +9,9 @@ Commands:
   run          one run against a server: progress, the end-of-run table, CSV/summary/report; exit 1 on a missed --slo
   sweep        one run per rate or concurrency, with sweep.json and sweep.html
   capacity     the largest rate a server sustains within an SLO (findCapacity), with capacity.json and capacity.html
+  compare      run folders against the first: each metric's change with its bootstrap interval and a verdict
+  report       rebuilds a run folder's report.html from its files
+  init         writes vitest.config.mts, perf/first.perf.ts and a GitHub workflow (never overwriting a file)
   sim-server   a simulated SGLang worker (python -m sglang.launch_server's HTTP protocol)
   sim-router   a simulated SGLang router (python -m sglang_router.launch_router)
   merge        merges the folders of a run's shards (benchRequests' \`shard\`) into one run's
@@ -27,6 +30,18 @@ const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<
   capacity: async () => {
     const { capacityCommand, CAPACITY_HELP } = await import('./command-line/run-command.ts')
     return { run: capacityCommand, help: CAPACITY_HELP }
+  },
+  report: async () => {
+    const { reportCommand, REPORT_HELP } = await import('./command-line/report-command.ts')
+    return { run: reportCommand, help: REPORT_HELP }
+  },
+  init: async () => {
+    const { initCommand, INIT_HELP } = await import('./command-line/init-command.ts')
+    return { run: initCommand, help: INIT_HELP }
+  },
+  compare: async () => {
+    const { compareCommand, COMPARE_HELP } = await import('./command-line/compare-command.ts')
+    return { run: compareCommand, help: COMPARE_HELP }
   },
   'sim-server': async () => {
     const [{ runSimWorker }, { WORKER_HELP }] = await Promise.all([

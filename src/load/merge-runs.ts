@@ -1,18 +1,16 @@
 import { existsSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs'
 import { basename, dirname, join, resolve, sep } from 'node:path'
-import { parse } from 'csv-parse/sync'
-import { ensureDir, unneutralise, writeArtifact } from '../common/artifact-file.ts'
-import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
+import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
-import type { RequestRecord } from '../record/request-record.ts'
 import { htmlReport } from '../report/html-report.ts'
 import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchSummary, benchRun } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
+import { type RunFolder, readRunFolder } from './run-folder-reader.ts'
 
 export const MERGE_HELP = `vitest-llm-perf merge DIR... --out DIR
 
@@ -21,75 +19,10 @@ into the folder one process would have written: requests.csv (every row, in fini
 (percentiles over all rows) and report.html. server-metrics.csv is shard 0's (every shard sampled the
 same servers).`
 
-interface Shard {
-  dir: string
-  summary: BenchSummary
-  rows: RequestRecord[]
-}
+type Shard = RunFolder
 
-const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
-const FLAGS = new Set(['success', 'has_generated_text'])
 /** Merged rows are written this many at a time. */
 const WRITE_BATCH = 4096
-
-/** One requests.csv row back as the record it was written from: empty cells are unknown. */
-function recordOf(row: Record<string, string>): RequestRecord {
-  const out: Record<string, unknown> = {}
-  for (const c of CSV_COLUMNS) {
-    const cell = row[c] ?? ''
-    out[c] = FLAGS.has(c)
-      ? cell === 'true'
-      : cell === ''
-        ? undefined
-        : NUMERIC.has(c)
-          ? Number(cell)
-          : unneutralise(cell)
-  }
-  return out as unknown as RequestRecord
-}
-
-const unusable = (dir: string, what: string): LlmPerfError =>
-  new LlmPerfError('LLMPERF_INVALID_ARGUMENT', `cannot merge ${dir}: ${what}`)
-
-/** One shard's folder, read and checked: its summary is a run's, its CSV whole and as long as the summary says. */
-function readShard(dir: string): Shard {
-  const json = join(dir, 'summary.json')
-  const csv = join(dir, 'requests.csv')
-  if (!existsSync(json) || !existsSync(csv))
-    throw unusable(dir, "expected a run's folder with summary.json and requests.csv")
-  let summary: BenchSummary
-  try {
-    summary = JSON.parse(readFileSync(json, 'utf8')) as BenchSummary
-  } catch (err) {
-    throw unusable(dir, `summary.json is not JSON (${(err as Error).message})`)
-  }
-  const load = (summary as { load?: { shard?: unknown; start_epoch_ms?: unknown } } | null)?.load
-  if (
-    typeof summary !== 'object' ||
-    summary === null ||
-    Array.isArray(summary) ||
-    typeof summary.requests !== 'number' ||
-    typeof load !== 'object' ||
-    load === null
-  )
-    throw unusable(dir, `summary.json is not a run's summary (got ${JSON.stringify(summary).slice(0, 60)})`)
-  let records: Array<Record<string, string>>
-  try {
-    records = parse(readFileSync(csv), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>
-  } catch (err) {
-    throw unusable(dir, `requests.csv is not whole (${(err as Error).message})`)
-  }
-  const header = Object.keys(records[0] ?? {})
-  if (records.length > 0 && CSV_COLUMNS.some((c) => !header.includes(c)))
-    throw unusable(dir, `requests.csv lacks columns: ${CSV_COLUMNS.filter((c) => !header.includes(c)).join(', ')}`)
-  if (records.length !== summary.requests)
-    throw unusable(
-      dir,
-      `requests.csv has ${records.length} rows where its summary.json counts ${summary.requests} requests ` +
-        '(a file cut short, or from another run)',
-    )
-  return { dir, summary, rows: records.map(recordOf) }
-}
 
 const real = (p: string): string => {
   try {
@@ -146,7 +79,7 @@ export async function mergeRuns(dirs: readonly string[], out: string): Promise<B
     throw new LlmPerfError('LLMPERF_INVALID_ARGUMENT', 'merge: expected at least one folder to merge')
   checkOutput(dirs, out)
   const shards = dirs
-    .map((d) => readShard(resolve(d)))
+    .map((d) => readRunFolder(resolve(d), 'merge'))
     .sort((a, b) => (a.summary.load.shard?.index ?? 0) - (b.summary.load.shard?.index ?? 0))
   checkShards(shards)
   // written beside the output, then moved in file by file: a failed merge leaves nothing half written

@@ -8,7 +8,10 @@ test.each([
   ],
   [{ rate: 5 }, '`requests`: expected a positive integer (how many requests to send), got nothing'],
   [{ requests: 2.5 }, '`requests`: expected a positive integer, got 2.5 (number)'],
-  [{ requests: 1, arrival: 'bursty' }, "`arrival`: expected 'poisson', 'gamma' or 'constant', got \"bursty\" (string)"],
+  [
+    { requests: 1, arrival: 'bursty' },
+    "`arrival`: expected 'poisson', 'gamma', 'constant' or 'trace', got \"bursty\" (string)",
+  ],
   [{ requests: 1, burstiness: 0.5 }, "`burstiness`: only applies to arrival 'gamma', got arrival 'poisson'"],
   [
     { requests: 1, dataset: { kind: 'random', inputLen: 0, outputLen: 8 } },

@@ -1,0 +1,242 @@
+import { join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
+import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
+import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
+import { redact } from '../common/redact.ts'
+import { SeededRandom } from '../common/seeded-random.ts'
+import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
+import { chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
+import { percentileSorted } from '../summarise/percentile.ts'
+
+export const COMPARE_HELP = `vitest-llm-perf compare A B [C ...] [--out DIR] [--fail-on 'ttft.p99>+10%'] [--force]
+
+Compares run folders with the first (A): for TTFT, TPOT, ITL, end-to-end latency and queue times, each
+percentile's change with a 95 % bootstrap interval and a verdict — better, worse, or within noise (the interval
+holds 0) — and throughput and success rate. Runs of different workloads (dataset, rate, requests, api, arrival,
+seed, users) are refused unless --force, naming what differs. --out DIR writes compare.html (the percentile
+curves overlaid) and compare.json. --fail-on (repeatable) exits 1 when a metric got worse by more than the
+given percentage, beyond noise.
+
+Example:
+  npx vitest-llm-perf compare runs/main runs/branch --fail-on 'ttft.p99>+10%' --fail-on 'tpot.p50>+5%' --out cmp`
+
+const FIELDS = ['ttft', 'client_ttft', 'tpot', 'itl_mean', 'total_latency', 'pure_queue_time', 'queue_time_in_server']
+const PERCENTILES = [50, 90, 99] as const
+const ROUNDS = 400
+/** What makes two runs the same workload: a change in any of these is another experiment. */
+const WORKLOAD = [
+  'dataset',
+  'api',
+  'rate',
+  'requests',
+  'arrival',
+  'burstiness',
+  'seed',
+  'users',
+  'thinkTime',
+  'maxInFlight',
+  'stream',
+]
+
+export interface MetricChange {
+  metric: string
+  base: number
+  value: number
+  /** value − base, ms, with its 95 % bootstrap interval. */
+  change: number
+  lower: number
+  upper: number
+  relative: number
+  verdict: 'better' | 'worse' | 'within noise'
+}
+
+function values(run: RunFolder, field: string): Float64Array {
+  const scale = fieldScale(field)
+  const out: number[] = []
+  for (const r of run.rows) {
+    const v = (r as unknown as Record<string, number | undefined>)[field]
+    if (r.success && typeof v === 'number' && !Number.isNaN(v)) out.push(v * scale)
+  }
+  return Float64Array.from(out).sort()
+}
+
+/** The percentile's change from `a` to `b`, its bootstrap interval (seeded), and the verdict (lower is better). */
+export function percentileChange(a: Float64Array, b: Float64Array, p: number, metric: string): MetricChange {
+  const random = new SeededRandom(a.length * 7919 + b.length)
+  const diffs = new Float64Array(ROUNDS)
+  const sa = new Float64Array(a.length)
+  const sb = new Float64Array(b.length)
+  for (let r = 0; r < ROUNDS; r++) {
+    for (let i = 0; i < a.length; i++) sa[i] = a[random.int(0, a.length - 1)] as number
+    for (let i = 0; i < b.length; i++) sb[i] = b[random.int(0, b.length - 1)] as number
+    diffs[r] = percentileSorted(sb.sort(), p) - percentileSorted(sa.sort(), p)
+  }
+  diffs.sort()
+  const base = percentileSorted(a, p)
+  const value = percentileSorted(b, p)
+  const lower = percentileSorted(diffs, 2.5)
+  const upper = percentileSorted(diffs, 97.5)
+  return {
+    metric,
+    base,
+    value,
+    change: value - base,
+    lower,
+    upper,
+    relative: base === 0 ? 0 : (value - base) / base,
+    verdict: lower > 0 ? 'worse' : upper < 0 ? 'better' : 'within noise',
+  }
+}
+
+/** What differs between two runs' workloads, as "rate: 16 vs 32". */
+function workloadDifferences(a: RunFolder, b: RunFolder): string[] {
+  const oa = a.summary.options as Record<string, unknown>
+  const ob = b.summary.options as Record<string, unknown>
+  return WORKLOAD.filter((k) => JSON.stringify(oa[k]) !== JSON.stringify(ob[k])).map(
+    (k) => `${k}: ${JSON.stringify(oa[k]) ?? '—'} vs ${JSON.stringify(ob[k]) ?? '—'}`,
+  )
+}
+
+/** `ttft.p99>+10%` → metric ttft p99 may rise at most 10 %. */
+function parseFailOn(text: string): { metric: string; pct: number } {
+  const m = /^\s*([a-z_]+)\.p(50|90|99)\s*>\s*\+?(\d+(?:\.\d+)?)\s*%\s*$/u.exec(text)
+  if (m === null)
+    throw new Error(`--fail-on: expected 'metric.pNN>+N%' such as 'ttft.p99>+10%', got ${JSON.stringify(text)}`)
+  return { metric: `${m[1]} p${m[2]}`, pct: Number(m[3]) }
+}
+
+const f = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))
+
+/** `vitest-llm-perf compare A B [C …]`: returns the exit code. */
+export async function compareCommand(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(argv)
+  } catch (err) {
+    throw new InvalidOptionError('compare command line', [(err as Error).message])
+  }
+  const { values: v, positionals } = parsed
+  const problems: string[] = []
+  if (positionals.length < 2) problems.push(`expected at least two run folders (A B), got ${positionals.length}`)
+  const failOn: Array<{ metric: string; pct: number }> = []
+  for (const t of v['fail-on'] ?? [])
+    try {
+      failOn.push(parseFailOn(t))
+    } catch (err) {
+      problems.push((err as Error).message)
+    }
+  if (problems.length > 0) throw new InvalidOptionError('compare command line', problems)
+  const runs = positionals.map((d) => readRunFolder(resolve(d), 'compare'))
+  const [base, ...others] = runs as [RunFolder, ...RunFolder[]]
+  if (v.force !== true) {
+    const differ = others.flatMap((o) => workloadDifferences(base, o).map((d) => `${o.dir}: ${d}`))
+    if (differ.length > 0)
+      throw new LlmPerfError(
+        'LLMPERF_INVALID_ARGUMENT',
+        `compare: these runs are not the same workload, so their difference is not the server's alone:\n  ${differ.join('\n  ')}\n` +
+          'Compare runs of one workload, or add --force to compare them anyway.',
+      )
+  }
+  const fields = FIELDS.filter(
+    (fl) => NUMERIC_COLUMNS.includes(fl as NumericColumn) && runs.every((r) => values(r, fl).length > 1),
+  )
+  const lines: string[] = []
+  const results: Array<{ dir: string; changes: MetricChange[] }> = []
+  let failed = false
+  for (const run of others) {
+    const changes = fields.flatMap((field) => {
+      const a = values(base, field)
+      const b = values(run, field)
+      return PERCENTILES.map((p) => percentileChange(a, b, p, `${field} p${p}`))
+    })
+    results.push({ dir: run.dir, changes })
+    lines.push(`\n${run.dir} vs ${base.dir}`)
+    lines.push(
+      `  ${'metric'.padEnd(24)}${'A (ms)'.padStart(10)}${'B (ms)'.padStart(10)}${'change'.padStart(10)}   95 % interval         verdict`,
+    )
+    for (const c of changes)
+      lines.push(
+        `  ${c.metric.padEnd(24)}${f(c.base).padStart(10)}${f(c.value).padStart(10)}${`${(c.relative * 100).toFixed(1)}%`.padStart(10)}   [${f(c.lower)}, ${f(c.upper)}]`.padEnd(
+          74,
+        ) + c.verdict,
+      )
+    const rate = (k: 'request_throughput' | 'output_token_throughput' | 'success_rate'): string => {
+      const a = base.summary[k]
+      const b = run.summary[k]
+      return `${k} ${a === null ? '—' : f(a)} → ${b === null ? '—' : f(b)}`
+    }
+    lines.push(`  ${rate('request_throughput')} · ${rate('output_token_throughput')} · ${rate('success_rate')}`)
+    for (const rule of failOn) {
+      const c = changes.find((x) => x.metric === rule.metric)
+      if (c === undefined) {
+        lines.push(`  ! --fail-on ${rule.metric}: not reported by both runs`)
+        failed = true
+      } else if (c.verdict === 'worse' && c.relative * 100 > rule.pct) {
+        lines.push(`  ✗ ${rule.metric} rose ${(c.relative * 100).toFixed(1)} % (> ${rule.pct} %, beyond noise)`)
+        failed = true
+      } else lines.push(`  ✓ ${rule.metric}: ${(c.relative * 100).toFixed(1)} %, ${c.verdict} (limit +${rule.pct} %)`)
+    }
+  }
+  if (v.out !== undefined) {
+    const out = resolve(v.out)
+    ensureDir(out)
+    writeArtifact(join(out, 'compare.json'), `${JSON.stringify({ base: base.dir, results }, null, 2)}\n`)
+    writeArtifact(join(out, 'compare.html'), compareHtml(runs, fields, results))
+    lines.push(`\ncompare.html: ${join(out, 'compare.html')}`)
+  }
+  process.stdout.write(`${redact(lines.join('\n'))}\n`)
+  return failed ? 1 : 0
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      out: { type: 'string' },
+      'fail-on': { type: 'string', multiple: true },
+      force: { type: 'boolean' },
+    },
+  })
+}
+
+/** The percentile curves of each field, every run overlaid (log scale: a tail 10× the median stays readable). */
+function compareHtml(
+  runs: RunFolder[],
+  fields: string[],
+  results: Array<{ dir: string; changes: MetricChange[] }>,
+): string {
+  const ps = Array.from({ length: 99 }, (_, i) => i + 1)
+  const charts = fields.map((field) =>
+    svgChart({
+      title: `${field} by percentile`,
+      xLabel: 'percentile',
+      yLabel: `${field} (ms)`,
+      logY: true,
+      series: runs.map((r, k) => {
+        const vs = values(r, field)
+        return {
+          name: r.dir.split('/').at(-1) ?? r.dir,
+          color: PALETTE[k % PALETTE.length] as string,
+          points: ps.map((p) => ({ x: p, y: percentileSorted(vs, p) })),
+        }
+      }),
+    }),
+  )
+  const tables = results.map(
+    (r) =>
+      `<h2>${esc(r.dir)} vs ${esc(runs[0]?.dir ?? '')}</h2><table><thead><tr><th>metric</th><th>A</th><th>B</th><th>change</th><th>95 % interval</th><th>verdict</th></tr></thead><tbody>${r.changes
+        .map(
+          (c) =>
+            `<tr><td>${esc(c.metric)}</td><td>${f(c.base)}</td><td>${f(c.value)}</td><td>${(c.relative * 100).toFixed(1)} %</td><td>[${f(c.lower)}, ${f(c.upper)}]</td><td class="${c.verdict === 'worse' ? 'fail' : c.verdict === 'better' ? 'pass' : ''}">${c.verdict}</td></tr>`,
+        )
+        .join('')}</tbody></table>`,
+  )
+  return chartPage(
+    'Runs compared',
+    `<p>${runs.map((r) => esc(r.dir)).join(' · ')}. Times in ms over successful requests; intervals are 95 % bootstrap intervals of each percentile's change.</p>`,
+    `${tables.join('\n')}\n${charts.join('\n')}`,
+  )
+}

@@ -1,0 +1,84 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { parse } from 'csv-parse/sync'
+import { unneutralise } from '../common/artifact-file.ts'
+import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
+import { LlmPerfError } from '../common/errors.ts'
+import type { RequestRecord } from '../record/request-record.ts'
+import type { BenchSummary } from '../summarise/bench-run.ts'
+
+const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
+const FLAGS = new Set(['success', 'has_generated_text'])
+/** One requests.csv row back as the record it was written from: empty cells are unknown. */
+function recordOf(row: Record<string, string>): RequestRecord {
+  const out: Record<string, unknown> = {}
+  for (const c of CSV_COLUMNS) {
+    const cell = row[c] ?? ''
+    out[c] = FLAGS.has(c)
+      ? cell === 'true'
+      : cell === ''
+        ? undefined
+        : NUMERIC.has(c)
+          ? Number(cell)
+          : unneutralise(cell)
+  }
+  return out as unknown as RequestRecord
+}
+
+const unusable = (verb: string, dir: string, what: string): LlmPerfError =>
+  new LlmPerfError('LLMPERF_INVALID_ARGUMENT', `cannot ${verb} ${dir}: ${what}`)
+
+/** A run's folder as benchRequests wrote it. */
+export interface RunFolder {
+  dir: string
+  summary: BenchSummary
+  rows: RequestRecord[]
+}
+
+/**
+ * A run's folder, read and checked: its summary is a run's, its CSV whole and as long as the summary says. `verb`
+ * says what the reader was for in its errors ("cannot merge …", "cannot compare …").
+ */
+export function readRunFolder(dir: string, verb = 'read'): RunFolder {
+  const json = join(dir, 'summary.json')
+  const csv = join(dir, 'requests.csv')
+  if (!existsSync(json) || !existsSync(csv))
+    throw unusable(verb, dir, "expected a run's folder with summary.json and requests.csv")
+  let summary: BenchSummary
+  try {
+    summary = JSON.parse(readFileSync(json, 'utf8')) as BenchSummary
+  } catch (err) {
+    throw unusable(verb, dir, `summary.json is not JSON (${(err as Error).message})`)
+  }
+  const load = (summary as { load?: { shard?: unknown; start_epoch_ms?: unknown } } | null)?.load
+  if (
+    typeof summary !== 'object' ||
+    summary === null ||
+    Array.isArray(summary) ||
+    typeof summary.requests !== 'number' ||
+    typeof load !== 'object' ||
+    load === null
+  )
+    throw unusable(verb, dir, `summary.json is not a run's summary (got ${JSON.stringify(summary).slice(0, 60)})`)
+  let records: Array<Record<string, string>>
+  try {
+    records = parse(readFileSync(csv), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>
+  } catch (err) {
+    throw unusable(verb, dir, `requests.csv is not whole (${(err as Error).message})`)
+  }
+  const header = Object.keys(records[0] ?? {})
+  if (records.length > 0 && CSV_COLUMNS.some((c) => !header.includes(c)))
+    throw unusable(
+      verb,
+      dir,
+      `requests.csv lacks columns: ${CSV_COLUMNS.filter((c) => !header.includes(c)).join(', ')}`,
+    )
+  if (records.length !== summary.requests)
+    throw unusable(
+      verb,
+      dir,
+      `requests.csv has ${records.length} rows where its summary.json counts ${summary.requests} requests ` +
+        '(a file cut short, or from another run)',
+    )
+  return { dir, summary, rows: records.map(recordOf) }
+}
