@@ -102,5 +102,7 @@ export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): stri
     `  goodput ${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} ` +
       `req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.table.length} requests`,
     `CSV: ${run.files.csv}`,
+    // the absolute path: a failure message is read far from where the run wrote it
+    ...(run.files.html === undefined ? [] : [`report: ${run.files.html}`]),
   ].join('\n')
 }

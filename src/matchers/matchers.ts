@@ -51,6 +51,18 @@ function judge(
     )
   }
   if (evaluation.results.some((r) => r.status === 'too_few_samples' || r.status === 'not_reported')) {
+    // the table says which objective could not be judged and why, not '—' as if none was asked
+    recordVerdicts(
+      this,
+      run,
+      evaluation.results.map((r) =>
+        r.status === 'pass'
+          ? `✓ ${objectiveLabel(r.objective)}`
+          : r.status === 'fail'
+            ? `✗ ${objectiveLabel(r.objective)}`
+            : `unjudgeable (${objectiveLabel(r.objective)}: ${r.status === 'too_few_samples' ? `${r.samples} samples` : 'not reported'})`,
+      ),
+    )
     throw new SloUnjudgeableError(`${hint}\n\nSLO cannot be judged: ${body}`)
   }
   const regression =

@@ -163,6 +163,8 @@ let extended: PerfTest | undefined
  * - `topology(name)`: a configured topology (`topology('node').url`);
  * - `benchRequests(target, options)`: as the library's, with the test's artifacts folder, abort signal,
  *   annotations (CSV, summary) and task.meta for the end-of-run table;
+ * - `sweep(target, points, options)` and `findCapacity(target, options)`: as the library's, every run a row of the
+ *   end-of-run table, sweep.html / capacity.html attached; a search stopped by a twice-invalid step skips the test;
  * - `launchTopology(name, options)`: a topology for this test only, stopped after it.
  *
  * It is built on first use, inside a test file: importing this package from a plain script (to call
