@@ -1,7 +1,21 @@
 #!/usr/bin/env node
 // The command: in a clone of the repository the TypeScript source (Node ≥ 22.18 runs it as it is, and a
 // stale dist/ is never used); in the published package, which ships no src/, the built CLI.
-import { existsSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
+
+// before anything is imported: an older Node cannot even load the TypeScript source (or undici 8), so it would die
+// with ERR_UNKNOWN_FILE_EXTENSION or a SyntaxError naming nothing
+const need = /(\d+)\.(\d+)/u.exec(
+  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')).engines.node,
+)
+const [major, minor] = process.versions.node.split('.').map(Number)
+if (need !== null && (major < Number(need[1]) || (major === Number(need[1]) && minor < Number(need[2])))) {
+  process.stderr.write(
+    `error: vitest-llm-perf needs Node ≥ ${need[1]}.${need[2]}; this is Node ${process.versions.node}. ` +
+      'Get one with `npm install -g node@24` (or nvm install 24).\n',
+  )
+  process.exit(1)
+}
 
 const source = new URL('../src/cli.ts', import.meta.url)
 await import(existsSync(source) ? source.href : new URL('../dist/cli.js', import.meta.url).href)

@@ -72,7 +72,7 @@ async function main(argv: string[]): Promise<void> {
   const tooOld = nodeVersionProblem()
   if (tooOld !== undefined) {
     process.stderr.write(`error: ${tooOld}\n`)
-    process.exit(2)
+    process.exit(1)
   }
   const load = COMMANDS[command]
   if (load === undefined) {
@@ -93,7 +93,7 @@ async function main(argv: string[]): Promise<void> {
 main(process.argv.slice(2)).catch((err: unknown) => {
   if (err instanceof LlmPerfError) {
     process.stderr.write(`error: ${redact(err.message)}\n`)
-    process.exit(2)
+    process.exit(1)
   }
   process.stderr.write(`${redact((err as Error).stack ?? String(err))}\n`)
   process.exit(1)

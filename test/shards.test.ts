@@ -166,7 +166,7 @@ describe('load over several threads and hosts', () => {
     const dir = outDir()
     await benchRequests({ url: worker.url }, { ...options, requests: 5, outDir: dir })
     const result = await execa(process.execPath, [bin, 'merge', dir, '--out', outDir()], { reject: false })
-    expect(result.exitCode).toBe(2)
+    expect(result.exitCode).toBe(1)
     expect(result.stderr).toContain(`${dir}: not a shard (its run had no \`shard\` option)`)
   })
 

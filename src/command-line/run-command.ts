@@ -100,7 +100,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     return 0
   }
   const { url, options } = await runOptionsFrom(values, positionals)
-  const run = await benchRequests({ url }, { ...options, onProgress: progress(values) })
+  const run = await benchRequests({ url }, { ...options, quiet: true, onProgress: progress(values) })
   const slo = options.slo as SloSpec | undefined
   let code = 0
   let verdicts: string[] = []
@@ -153,7 +153,7 @@ export async function sweepCommand(argv: string[]): Promise<number> {
       : { concurrencies: concurrencies ?? [] }
   const runs: BenchRun[] = []
   const result = await sweep({ url }, points, { ...options, onProgress: progress(values) }, async (t, o) => {
-    const run = await benchRequests(t, o)
+    const run = await benchRequests(t, { ...o, quiet: true })
     runs.push(run)
     return run
   })
@@ -213,6 +213,7 @@ export async function capacityCommand(argv: string[]): Promise<number> {
     ...rest,
     slo: options.slo as SloSpec,
     search,
+    quiet: true,
     onProgress: progress(values),
   } as Parameters<typeof findCapacity>[1])
   const pass = sustain === undefined || result.capacity >= sustain

@@ -4,7 +4,7 @@ import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
-import { addSecrets, redactDeep, redactError, secretHeaders } from '../common/redact.ts'
+import { addSecrets, redact, redactDeep, redactError, secretHeaders } from '../common/redact.ts'
 import { buildDataset } from '../dataset/build-dataset.ts'
 import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
@@ -265,6 +265,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       failure.run = run
       throw failure
     }
+    if (!opts.quiet) process.stderr.write(redact(`${resultLine(summary)} → ${outDir}\n`))
     return run
   } finally {
     for (const t of hookTimers) clearTimeout(t)
@@ -353,4 +354,16 @@ function describeOptions(opts: ReturnType<typeof validateBenchOptions>, requests
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),
   }
+}
+
+/** The run in one line, for a script's stderr: what was sent, what came back, the headline latencies. */
+function resultLine(s: BenchSummary): string {
+  const ttft = s.metrics.ttft ?? s.metrics.client_ttft
+  const name = s.metrics.ttft === undefined ? 'client_ttft' : 'ttft'
+  const ms = (v: number | undefined): string => (v === undefined ? '—' : `${v.toFixed(1)} ms`)
+  return (
+    `vitest-llm-perf: ${s.requests} requests, ${(s.success_rate * 100).toFixed(1)} % ok, ${name} p50 ${ms(ttft?.p50)} ` +
+    `p99 ${ms(ttft?.p99)}, ${s.request_throughput.toFixed(2)} req/s, ` +
+    `${s.output_token_throughput === null ? '—' : s.output_token_throughput.toFixed(0)} output tok/s`
+  )
 }

@@ -186,6 +186,8 @@ export const benchOptionsSchema = z.strictObject({
       error: 'expected an SLO spec object',
     })
     .optional(),
+  /** No one-line result on stderr at the end (perf tests and the commands print their own table). @default false */
+  quiet: z.boolean({ error: 'expected a boolean' }).default(false),
   /** A name for this experiment, written to summary.json. */
   name: z.string().optional(),
   /** Called about once a second with the run's progress. */

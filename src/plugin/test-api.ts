@@ -123,6 +123,8 @@ function fixtureBench(ctx: {
     const run = await runBench(target, {
       signal,
       onProgress: (p) => postProgress(llmPerf, task.name, p),
+      // the end-of-run table says it, once for every run
+      quiet: true,
       ...options,
       outDir,
     }).catch(async (err: unknown) => {

@@ -1,5 +1,7 @@
 import { pipeline, type Readable, type Transform } from 'node:stream'
-import { createBrotliDecompress, createGunzip, createInflate, createZstdDecompress } from 'node:zlib'
+// a namespace import: a Node without zstd (older than the ones we support) then reaches our version check instead of
+// failing to link this module
+import * as zlib from 'node:zlib'
 import { createParser, type ParseError } from 'eventsource-parser'
 import type { Dispatcher } from 'undici'
 import { redact } from '../common/redact.ts'
@@ -194,11 +196,11 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
 }
 
 const DECODERS: Record<string, () => Transform> = {
-  gzip: createGunzip,
-  'x-gzip': createGunzip,
-  deflate: createInflate,
-  br: createBrotliDecompress,
-  zstd: createZstdDecompress,
+  gzip: () => zlib.createGunzip(),
+  'x-gzip': () => zlib.createGunzip(),
+  deflate: () => zlib.createInflate(),
+  br: () => zlib.createBrotliDecompress(),
+  zstd: () => zlib.createZstdDecompress(),
 }
 
 /**

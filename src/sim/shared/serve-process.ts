@@ -16,7 +16,14 @@ export async function listen(server: Server, port: number, host: string): Promis
   return (server.address() as AddressInfo).port
 }
 
-/** SIGTERM and SIGINT end the process at once, as a killed server would, after `cleanup`. */
+/** How often a simulator checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 500
+
+/**
+ * SIGTERM and SIGINT end the process at once, as a killed server would, after `cleanup`; so does the end of the
+ * process that started it (an `npm exec` wrapper killed with -9 leaves no signal, only a new parent: the simulator
+ * notices it is orphaned and ends instead of serving forever).
+ */
 export function exitOnSignals(cleanup: () => void): void {
   const stop = (): void => {
     cleanup()
@@ -24,4 +31,8 @@ export function exitOnSignals(cleanup: () => void): void {
   }
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
+  const parent = process.ppid
+  setInterval(() => {
+    if (process.ppid !== parent) stop()
+  }, PARENT_CHECK_MS).unref()
 }
