@@ -65,9 +65,16 @@ const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000
 const PALETTE = ['#3c78d8', '#e69138', '#6aa84f', '#8e7cc3', '#cc0000', '#45818e', '#999999', '#bf9000'];
 function percentileChart(el, title, names) {
   names = names.filter((k) => D.percentiles.series[k] !== undefined);
-  chart(el, title, [D.percentiles.p].concat(names.map((k) => D.percentiles.series[k])),
+  // a tail 10x the median flattens everything below it on a linear axis: then the axis is logarithmic (a zero,
+  // which a log axis cannot place, is left out of the line)
+  const first = D.percentiles.series[names[0]] || [];
+  const known = first.filter((v) => v !== null && v > 0);
+  const median = known[Math.floor(known.length / 2)];
+  const log = median > 0 && Math.max.apply(null, known) >= 10 * median;
+  const data = names.map((k) => D.percentiles.series[k].map((v) => (log && v !== null && v <= 0 ? null : v)));
+  chart(el, title + (log ? ' (log axis: the tail is over 10x the median)' : ''), [D.percentiles.p].concat(data),
     names.map((k, i) => ({ label: k, stroke: PALETTE[i % PALETTE.length], width: 1.5 })),
-    { scales: { x: { time: false } }, axes: [{ label: 'percentile' }, { label: 'ms' }] });
+    { scales: { x: { time: false }, y: log ? { distr: 3 } : {} }, axes: [{ label: 'percentile' }, { label: log ? 'ms (log)' : 'ms' }] });
 }
 function notReported(el, what) {
   const p = document.createElement('p');
