@@ -4,13 +4,12 @@ import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { redactDeep } from '../common/redact.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
-import { invalidRun } from '../slo/evaluate-slo.ts'
-import type { Objective } from '../slo/slo-spec.ts'
+import { holds, invalidRun } from '../slo/evaluate-slo.ts'
+import { type Objective, requiredSamples } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { capacityHtml } from './capacity-html.ts'
 import { type CapacityOptions, type ResolvedSearch, validateCapacityOptions } from './capacity-options.ts'
 import type { BenchFn, CapacityResult, CapacityStep } from './results.ts'
-import type { ObjectiveVerdict } from './step-verdict.ts'
 import { backlogGrowth, fellBehind, judgeStep, overall, strain } from './step-verdict.ts'
 
 const CAPACITY_FILE = 'capacity.json'
@@ -88,40 +87,28 @@ export async function findCapacity(
         duration_s: s.duration_s,
       },
     }
-    if (overload.signal.aborted) {
-      const step: CapacityStep = {
-        ...base,
-        decision: 'overloaded',
-        confident: true,
-        objectives: judgeStep([run], objectives, { rampS: search.rampS, confidence: search.confidence }),
-        reason: `${(overload.signal.reason as Error).message} (${OVERLOAD_FACTOR}× its ${durationS.toFixed(1)} s of arrivals): the server could not keep up`,
-      }
+    // the run rides along, not enumerable: capacity.json stays small, the matcher still finds the worst requests
+    const withRun = (step: CapacityStep): CapacityStep =>
       Object.defineProperty(step, 'run', { value: run, enumerable: false })
-      return step
-    }
+    const judged = (runs: BenchRun[]) =>
+      judgeStep(runs, objectives, { rampS: search.rampS, confidence: search.confidence })
+    const overloaded = (reason: string): CapacityStep =>
+      withRun({ ...base, decision: 'overloaded', confident: true, objectives: judged([run]), reason })
+    if (overload.signal.aborted)
+      return overloaded(
+        `${(overload.signal.reason as Error).message} (${OVERLOAD_FACTOR}× its ${durationS.toFixed(1)} s of ` +
+          'arrivals): the server could not keep up',
+      )
     const invalid = invalidRun(s)
-    if (invalid !== undefined) {
-      const step: CapacityStep = { ...base, decision: 'invalid', confident: false, objectives: [], reason: invalid }
-      Object.defineProperty(step, 'run', { value: run, enumerable: false })
-      return step
-    }
+    if (invalid !== undefined)
+      return withRun({ ...base, decision: 'invalid', confident: false, objectives: [], reason: invalid })
     const behind = fellBehind(backlogGrowth(run, search.rampS))
-    if (behind !== undefined) {
-      const step: CapacityStep = {
-        ...base,
-        decision: 'overloaded',
-        confident: true,
-        objectives: judgeStep([run], objectives, { rampS: search.rampS, confidence: search.confidence }),
-        reason: behind,
-      }
-      Object.defineProperty(step, 'run', { value: run, enumerable: false })
-      return step
-    }
+    if (behind !== undefined) return overloaded(behind)
     const pooled = [...earlier, run]
     runsAt.set(rate, pooled)
-    const verdicts = judgeStep(pooled, objectives, { rampS: search.rampS, confidence: search.confidence })
+    const verdicts = judged(pooled)
     const decision = overall(verdicts)
-    const step: CapacityStep = {
+    return withRun({
       ...base,
       decision,
       // a failure is confident when an objective that fails is; a pass when every objective is
@@ -130,9 +117,7 @@ export async function findCapacity(
           ? verdicts.some((v) => v.verdict === 'fail' && v.confident)
           : decision === 'pass' && verdicts.every((v) => v.confident),
       objectives: verdicts,
-    }
-    Object.defineProperty(step, 'run', { value: run, enumerable: false })
-    return step
+    })
   }
 
   /** Runs a rate until it is decided: repeats while it straddles, then decides on point estimates. */
@@ -166,7 +151,7 @@ export async function findCapacity(
       // undecided: repeat within the budget, then decide on the pooled point estimates, saying so
       if (attempt >= search.repeats) {
         const byEstimate = step.objectives.every(
-          (o) => o.verdict !== 'undecided' || o.observed === null || holdsEstimate(o),
+          (o) => o.verdict !== 'undecided' || o.observed === null || holds(o.observed, o),
         )
         step.decision = byEstimate ? 'pass' : 'fail'
         step.confident = false
@@ -218,28 +203,9 @@ export async function findCapacity(
   return result
 }
 
-function holdsEstimate(o: ObjectiveVerdict): boolean {
-  const v = o.observed as number
-  switch (o.comparator) {
-    case '<':
-      return v < o.limit
-    case '<=':
-      return v <= o.limit
-    case '>':
-      return v > o.limit
-    case '>=':
-      return v >= o.limit
-  }
-}
-
 /** Arrivals long enough for every percentile's samples after the ramp (at least the step's length), within the cap. */
 function stepDuration(rate: number, search: ResolvedSearch, objectives: readonly Objective[]): number {
-  const needed = Math.max(
-    1,
-    ...objectives.map(
-      (o) => o.minSamples ?? (o.percentile === undefined ? 1 : Math.ceil(1 / (1 - o.percentile / 100) - 1e-9)),
-    ),
-  )
+  const needed = Math.max(1, ...objectives.map(requiredSamples))
   // 20 % more than the bare minimum: a few requests fail or lack a field at the boundary
   const wanted = search.rampS + (needed * 1.2) / rate
   return Math.min(search.maxStepDurationS, Math.max(search.stepDurationS, wanted))

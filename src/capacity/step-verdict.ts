@@ -1,6 +1,6 @@
 import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
-import { holds } from '../slo/evaluate-slo.ts'
+import { holds, perRequestLimits, runFigure } from '../slo/evaluate-slo.ts'
 import { type Objective, requiredSamples } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
@@ -46,7 +46,7 @@ export interface VerdictOptions {
 const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
 const DEFAULT_ROUNDS = 400
 
-/** The normal quantile for a two-sided `confidence` (Acklam's rational approximation is more than enough here). */
+/** The normal quantile for a two-sided `confidence`: the five levels the search accepts (others get 95 %'s). */
 function zFor(confidence: number): number {
   const table: Record<string, number> = { '0.8': 1.2816, '0.9': 1.6449, '0.95': 1.96, '0.98': 2.3263, '0.99': 2.5758 }
   return table[String(confidence)] ?? 1.96
@@ -169,7 +169,7 @@ export function judgeStep(
         }
       }
       // throughputs and the servers' peak gauges are the run's own figures (the worst of the repeats)
-      const figures = runs.map((r) => rateFigure(r, o.field))
+      const figures = runs.map((r) => runFigure(r.summary, o.field))
       const known = figures.filter((v): v is number => v !== null && v !== undefined)
       const worst = known.length === 0 ? null : o.comparator.startsWith('<') ? Math.max(...known) : Math.min(...known)
       return fixed(worst, total, `${o.field} was not reported`)
@@ -225,34 +225,17 @@ export function judgeStep(
   })
 }
 
-function rateFigure(run: BenchRun, field: string): number | null | undefined {
-  const s = run.summary
-  const peak = s.server_metrics?.peak
-  const figures: Record<string, number | null | undefined> = {
-    request_throughput: s.request_throughput,
-    output_token_throughput: s.output_token_throughput,
-    peak_num_running_reqs: peak?.num_running_reqs,
-    peak_num_queue_reqs: peak?.num_queue_reqs,
-    peak_token_usage: peak?.token_usage,
-  }
-  return figures[field]
-}
-
 /** Rows (after the ramp) that succeeded within every per-request limit of the spec: goodput's numerator. */
 function goodRows(steady: Array<{ run: BenchRun; rows: number[] }>, objectives: readonly Objective[]): number {
-  const limits = objectives.filter(
-    (o) => o.kind === 'duration' && NUMERIC.has(o.field) && (o.comparator === '<' || o.comparator === '<='),
-  )
-  // each field's loosest objective is its per-request limit (max, then p999, p99, …)
-  const loosest = new Map<string, Objective>()
-  const rank = (o: Objective): number => (o.aggregation === 'max' ? 101 : (o.percentile ?? 0))
-  for (const o of limits) {
-    const seen = loosest.get(o.field)
-    if (seen === undefined || rank(o) > rank(seen)) loosest.set(o.field, o)
-  }
+  // each field's loosest objective is its per-request limit, as goodput defines it; a field that is no column is
+  // unknown for every request, so no request is good
+  const limits = [...perRequestLimits(objectives).values()]
   let good = 0
   for (const s of steady) {
-    const columns = [...loosest.values()].map((o) => [o, s.run.table.numbers(o.field as NumericColumn)] as const)
+    const unknown = new Float64Array(s.run.table.length).fill(Number.NaN)
+    const columns = limits.map(
+      (o) => [o, NUMERIC.has(o.field) ? s.run.table.numbers(o.field as NumericColumn) : unknown] as const,
+    )
     for (const i of s.rows)
       if (s.run.table.success(i) && columns.every(([o, c]) => holds((c[i] as number) * fieldScale(o.field), o))) good++
   }

@@ -76,7 +76,7 @@ function aggregate(sorted: Float64Array, o: Objective): number {
   return sorted.reduce((a, b) => a + b, 0) / sorted.length
 }
 
-export function holds(observed: number, o: Objective): boolean {
+export function holds(observed: number, o: Pick<Objective, 'comparator' | 'limit'>): boolean {
   switch (o.comparator) {
     case '<':
       return observed < o.limit
@@ -115,7 +115,7 @@ function serverGaugeMissing(run: BenchRun, field: string): string {
 }
 
 /** The per-request limit of each duration field: its loosest-percentile objective (max > p999 > … > mean). */
-function perRequestLimits(objectives: Objective[]): Map<string, Objective> {
+export function perRequestLimits(objectives: readonly Objective[]): Map<string, Objective> {
   const rank = (o: Objective): number =>
     o.aggregation === 'max' ? 101 : o.aggregation === 'min' ? -1 : (o.percentile ?? 0)
   const limits = new Map<string, Objective>()
@@ -186,6 +186,20 @@ export function invalidRun(
   return undefined
 }
 
+/** A run-level figure a rate objective reads: rates and throughputs, and the servers' peak gauges. */
+export function runFigure(s: BenchSummary, field: string): number | null | undefined {
+  const peak = s.server_metrics?.peak
+  const figures: Record<string, number | null | undefined> = {
+    success_rate: s.success_rate,
+    request_throughput: s.request_throughput,
+    output_token_throughput: s.output_token_throughput,
+    peak_num_running_reqs: peak?.num_running_reqs,
+    peak_num_queue_reqs: peak?.num_queue_reqs,
+    peak_token_usage: peak?.token_usage,
+  }
+  return figures[field]
+}
+
 export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = {}): SloEvaluation {
   const objectives = normalizeSpec(spec)
   const unknown = objectives.filter((o) => o.kind === 'duration' && !NUMERIC_FIELDS.has(o.field)).map((o) => o.field)
@@ -198,19 +212,9 @@ export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = 
   const gp = goodput(run, objectives)
   const s = run.summary
   const invalid = invalidRun(s, options)
-  const peak = s.server_metrics?.peak
-  const rates: Record<string, number | null | undefined> = {
-    success_rate: s.success_rate,
-    request_throughput: s.request_throughput,
-    output_token_throughput: s.output_token_throughput,
-    goodput: gp.fraction,
-    peak_num_running_reqs: peak?.num_running_reqs,
-    peak_num_queue_reqs: peak?.num_queue_reqs,
-    peak_token_usage: peak?.token_usage,
-  }
   const results = objectives.map((o): ObjectiveResult => {
     if (o.kind === 'rate') {
-      const observed = rates[o.field]
+      const observed = o.field === 'goodput' ? gp.fraction : runFigure(s, o.field)
       if (observed === null || observed === undefined)
         return {
           objective: o,

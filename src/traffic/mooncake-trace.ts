@@ -82,12 +82,19 @@ function parseLine(text: string, n: number, path: string): TraceLine {
 /** The trace's lines, one at a time (a file of millions of lines is never held whole). */
 async function* traceLines(path: string): AsyncGenerator<TraceLine> {
   if (!existsSync(path)) throw new DatasetError(`The trace ${path} does not exist`)
-  const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY })
+  const input = createReadStream(path)
+  const lines = createInterface({ input, crlfDelay: Number.POSITIVE_INFINITY })
   let n = 0
-  for await (const text of lines) {
-    n++
-    if (text.trim() === '') continue
-    yield parseLine(text, n, path)
+  try {
+    for await (const text of lines) {
+      n++
+      if (text.trim() === '') continue
+      yield parseLine(text, n, path)
+    }
+  } finally {
+    // `requests` below the trace's length stops reading early: the file is closed, not left open
+    lines.close()
+    input.destroy()
   }
 }
 
