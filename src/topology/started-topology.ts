@@ -17,7 +17,8 @@ export interface TopologyInfo {
   gpus?: number[]
   /** The topology's `model`, where set (its tokenizer.json is read for exact prompt lengths). */
   model?: string
-  router?: { url: string; metricsUrl: string }
+  /** `pid` is the launched router's process (absent for an attached one). */
+  router?: { url: string; metricsUrl: string; pid?: number }
   /** The servers' log files (stdout and stderr), attached to a failing test. */
   logFiles?: string[]
   /** The endpoint (in the Vitest main process) that kills and restores this topology's workers. */
@@ -78,7 +79,15 @@ export class StartedTopology {
         ...this.workers.flatMap((w) => (w.server === undefined ? [] : [w.server.logFile])),
         ...(this.router === undefined ? [] : [this.router.logFile]),
       ],
-      ...(routerUrl === undefined ? {} : { router: { url: routerUrl, metricsUrl: this.routerMetricsUrl ?? '' } }),
+      ...(routerUrl === undefined
+        ? {}
+        : {
+            router: {
+              url: routerUrl,
+              metricsUrl: this.routerMetricsUrl ?? '',
+              ...(this.router === undefined ? {} : { pid: this.router.pid }),
+            },
+          }),
       ...(control === undefined ? {} : { control }),
     }
   }

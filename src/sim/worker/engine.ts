@@ -97,7 +97,6 @@ export class SimEngine {
     if (!this.#busy) this.#virtualEndMs = performance.now()
     this.#dropAborted()
     this.#admit()
-    this.#metrics?.setQueue(this.#running.length, this.#waiting.length, this.usedTokens / this.#cfg.maxTotalTokens)
     const prefill = this.#prefillBatch()
     const decode = prefill.length > 0 ? [] : this.#decodeBatch()
     if (prefill.length === 0 && decode.length === 0) {
@@ -131,9 +130,10 @@ export class SimEngine {
   }
 
   /**
-   * Sends the step's tokens and nothing else in this turn: Node flushes a response's writes when the turn
-   * ends, so bookkeeping done here (the prefix cache, planning the next step) would sit between the
-   * first-token instant the chunk reports and the bytes leaving; it runs in the next turn instead.
+   * Sends the step's tokens, then plans the next step in the same turn: a streamed chunk leaves on its socket
+   * as it is written (writeEvent), so the bookkeeping after it (the prefix cache, the next batch) does not sit
+   * between the first-token instant a chunk reports and its bytes leaving; a turn of its own for it cost a busy
+   * simulator a loop iteration per step.
    */
   #endStep(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): void {
     const epoch = epochNowMs() / 1000
@@ -146,10 +146,8 @@ export class SimEngine {
       this.#emit(req, epoch)
     }
     for (const req of decode) if (!req.aborted) this.#emit(req, epoch)
-    setImmediate(() => {
-      if (!this.#cfg.disableRadixCache) for (const req of prefilled) this.cache.insert(req.promptIds)
-      this.#startStep()
-    })
+    if (!this.#cfg.disableRadixCache) for (const req of prefilled) this.cache.insert(req.promptIds)
+    this.#startStep()
   }
 
   #emit(req: SimRequest, epoch: number): void {

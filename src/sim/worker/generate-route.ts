@@ -72,8 +72,7 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
     createdEpoch,
     listener: {
       onTokens(r) {
-        if (stream && r.finishedEpoch === undefined && payloads.due(r.generated))
-          writeEvent(res, payloads.payload(r, undefined))
+        if (stream && r.finishedEpoch === undefined && payloads.due(r.generated)) writeEvent(res, payloads.chunk(r))
       },
       onFinish(r, reason: FinishReason) {
         done = true

@@ -77,10 +77,19 @@ export class WorkerMetrics {
     for (const m of [this.#running, this.#queued, this.#tokenUsage, this.#cacheHitRate]) m.set(this.#labels, 0)
   }
 
-  setQueue(running: number, queued: number, tokenUsage: number): void {
-    this.#running.set(this.#labels, running)
-    this.#queued.set(this.#labels, queued)
-    this.#tokenUsage.set(this.#labels, tokenUsage)
+  /**
+   * Where the queue gauges read from when /metrics is scraped: set at every step instead, three labelled sets per
+   * step cost a busy simulator more than the scrapes they serve.
+   */
+  readQueueFrom(source: () => { running: number; queued: number; tokenUsage: number }): void {
+    const labels = this.#labels
+    const read = (pick: (q: ReturnType<typeof source>) => number) =>
+      function (this: Gauge) {
+        this.set(labels, pick(source()))
+      }
+    Object.assign(this.#running, { collect: read((q) => q.running) })
+    Object.assign(this.#queued, { collect: read((q) => q.queued) })
+    Object.assign(this.#tokenUsage, { collect: read((q) => q.tokenUsage) })
   }
   fellBehind(s: number): void {
     this.#fellBehind.inc(s)

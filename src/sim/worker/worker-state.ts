@@ -46,6 +46,12 @@ export class WorkerState {
       },
       this.metrics,
     )
+    const engine = this.engine
+    this.metrics?.readQueueFrom(() => ({
+      running: engine.running,
+      queued: engine.waiting,
+      tokenUsage: engine.usedTokens / config.maxTotalTokens,
+    }))
   }
 
   /**

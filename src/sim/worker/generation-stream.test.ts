@@ -1,0 +1,53 @@
+import { expect, test } from 'vitest'
+import { GeneratePayloads } from './generation-stream.ts'
+import type { SimRequest } from './sim-request.ts'
+import { resolveWorkerConfig } from './worker-config.ts'
+import type { WorkerState } from './worker-state.ts'
+
+const request = (): SimRequest => ({
+  rid: 'r"1\\',
+  promptIds: [1, 2, 3],
+  targetTokens: 40,
+  reservedTokens: 43,
+  createdEpoch: 1000.25,
+  waitEntryEpoch: 1000.5,
+  forwardEntryEpoch: 1000.75,
+  prefillFinishedEpoch: 1001.125,
+  lastTokenEpoch: undefined,
+  finishedEpoch: undefined,
+  cachedTokens: 2,
+  prefillDone: 3,
+  generated: 0,
+  aborted: false,
+  stallAtToken: undefined,
+  stallMs: 0,
+  stalledUntilMs: 0,
+  listener: { onTokens: () => {}, onFinish: () => {} },
+})
+
+const state = (flags: string[]): WorkerState =>
+  ({ config: resolveWorkerConfig([...flags, '--random-seed', '7']) }) as unknown as WorkerState
+
+test.each([
+  ['current', []],
+  ['current, incremental', ['--incremental-streaming-output']],
+  ['current, no metrics', ['--timestamp-format', 'current']],
+  ['v0.5.5', ['--timestamp-format', 'v0.5.5']],
+  ['v0.5.6', ['--timestamp-format', 'v0.5.6', '--enable-metrics']],
+  ['patched', ['--timestamp-format', 'patched', '--stream-interval', '3']],
+])('a middle /generate chunk, joined from kept pieces, is the JSON of the whole payload (%s)', (_, flags) => {
+  const withMetrics = flags.includes('--timestamp-format') ? flags : [...flags, '--enable-metrics']
+  const fast = new GeneratePayloads(state(withMetrics), 'r"1\\', 1000.5)
+  const slow = new GeneratePayloads(state(withMetrics), 'r"1\\', 1000.5)
+  const a = request()
+  const b = request()
+  for (let n = 1; n <= 39; n++) {
+    a.generated = n
+    b.generated = n
+    const joined = fast.chunk(a)
+    const whole = JSON.stringify(slow.payload(b, undefined))
+    // the first chunk carries its own send instant, taken at each call
+    if (n === 1) expect(Object.keys(JSON.parse(joined))).toEqual(Object.keys(JSON.parse(whole)))
+    else expect(joined).toBe(whole)
+  }
+})
