@@ -58,7 +58,13 @@ export async function cpuPerChunk(
     dataset: { kind: 'random', inputLen: 128, outputLen: 64, rangeRatio: 1 },
     metricsIntervalMs: 0,
   }
-  const pinned = pin(Object.values(pids), '1')
+  // measuring the router: it alone on CPU 1, the worker beside the client (what it costs is measured, not paced)
+  const alone = pids['router'] ?? Object.values(pids)[0]
+  const pinned = pin([alone as number], '1')
+  pin(
+    Object.values(pids).filter((p) => p !== alone),
+    '0',
+  )
   const before = Object.fromEntries(Object.entries(pids).map(([k, pid]) => [k, processCpuS(pid)]))
   const loadProcess = execa(
     process.execPath,
@@ -89,12 +95,13 @@ export async function cpuPerChunk(
  */
 function pin(pids: number[], cpus: string): string {
   if (process.platform !== 'linux' || availableParallelism() < 2) return 'shared CPUs (pinning needs Linux and 2 CPUs)'
+  if (process.env['BENCH_NO_PIN'] !== undefined) return 'shared CPUs (BENCH_NO_PIN)'
   try {
     for (const pid of pids) execFileSync('taskset', ['-a', '-pc', cpus, String(pid)], { stdio: 'ignore' })
   } catch (err) {
     return `shared CPUs (taskset failed: ${(err as Error).message.split('\n')[0]})`
   }
-  return 'simulator processes on CPU 1, the client on CPU 0'
+  return "the measured process alone on CPU 1; the client (and a router's worker) on CPU 0"
 }
 
 const us = (x: number | undefined): string => (x === undefined ? '—' : `${x.toFixed(1)} µs`)

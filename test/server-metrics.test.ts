@@ -163,18 +163,47 @@ test("llama.cpp's and vLLM's names map to the same metrics as SGLang's", () => {
   })
 })
 
-test('a simulator that cannot keep up with its profile says so, and the run is invalid', async () => {
-  // at 400× speed a step's own processing outlasts the step the profile allows: the engine falls behind
-  await using node = await launchTopology('too-fast', { workers: 1, sim: { speed: 400 } }, { logDir: outDir() })
-  const run = await benchRequests(node, {
-    rate: 200,
-    requests: 200,
-    tokenizer: 'words',
-    dataset: { kind: 'random', inputLen: 64, outputLen: 64 },
-    outDir: outDir(),
-  })
-  expect(run.summary.server_metrics?.simulator_fell_behind_s?.['worker-1']).toBeGreaterThan(0.1)
-  expect(invalidRun(run.summary)).toMatch(
-    /^the simulator fell behind its profile \(its process lacked the CPU\): worker-1 \d+ ms > \d+ ms$/u,
+/** Takes the CPU from a process for a while, as a busy host does: SIGSTOP, then SIGCONT. */
+const freeze = (pid: number, ms: number): Promise<void> => {
+  process.kill(pid, 'SIGSTOP')
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      process.kill(pid, 'SIGCONT')
+      resolve()
+    }, ms),
   )
+}
+
+test.each([
+  ['worker-1', 'a worker'],
+  ['router', 'the router'],
+])('a simulator process that lacks the CPU says so, and the run is invalid, naming it (%s)', async (name) => {
+  await using cluster = await launchTopology(
+    'frozen',
+    { workers: 1, router: { policy: 'round_robin' }, sim: { speed: 4 } },
+    { logDir: outDir() },
+  )
+  const pid = name === 'router' ? cluster.router?.pid : cluster.workers[0]?.pid
+  const run = benchRequests(cluster, {
+    rate: 50,
+    requests: 100,
+    tokenizer: 'words',
+    dataset: { kind: 'random', inputLen: 32, outputLen: 16 },
+    outDir: outDir(),
+    quiet: true,
+  })
+  await new Promise((r) => setTimeout(r, 500))
+  await freeze(pid as number, 600)
+  const { summary } = await run
+  const behind = summary.server_metrics?.simulator_fell_behind_s ?? {}
+  expect(behind[name]).toBeGreaterThan(0.3)
+  // the other process had its CPU throughout
+  for (const [other, s] of Object.entries(behind)) if (other !== name) expect(s).toBeLessThan(0.1)
+  expect(invalidRun(summary)).toMatch(
+    new RegExp(
+      `^the simulator fell behind \\(its processes lacked the CPU, .*\\): ${name} \\d+ ms > \\d+ ms; give`,
+      'u',
+    ),
+  )
+  expect(summary.success_rate).toBe(1)
 })

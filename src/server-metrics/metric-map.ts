@@ -98,6 +98,12 @@ export function workerValues(text: string): Map<string, number> {
 export function routerValues(text: string, workerName: (url: string) => string): Map<string, number> {
   const out = new Map<string, number>()
   for (const family of parsePrometheusTextFormat(relevant(text))) {
+    // the simulated router's own time behind, one series for the whole process
+    if (NAME_TO_METRIC.get(family.name) === 'sim_fell_behind_seconds_total') {
+      const v = numeric(family.metrics[0]?.value)
+      if (v !== undefined) out.set('sim_fell_behind_seconds_total', v)
+      continue
+    }
     const metric = NAME_TO_ROUTER.get(family.name)
     if (metric === undefined) continue
     for (const m of family.metrics) {

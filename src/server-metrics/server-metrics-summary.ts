@@ -18,7 +18,10 @@ export interface ServerMetricsSummary {
    * per-worker figures that hold behind a real router, which does not say which worker served a request.
    */
   requests_per_worker: Record<string, number> | null
-  /** The simulator's workers: seconds each fell behind its profile during the run (a busy CPU); null elsewhere. */
+  /**
+   * The simulator's processes, workers and router: seconds each fell behind during the run (its process lacked the
+   * CPU: a worker behind its profile's timeline, the router's event loop late); null elsewhere.
+   */
   simulator_fell_behind_s: Record<string, number> | null
   /**
    * Topologies on GPUs: each GPU's peak utilisation (%), memory used (MiB) and power (W) from nvidia-smi; null without
@@ -67,8 +70,8 @@ export function summariseServerMetrics(
   const peak = Object.fromEntries(
     GATED_GAUGES.map((g) => [g, max(workers.map((w) => peaks[w]?.[g] ?? null)) ?? null]),
   ) as Record<GatedGauge, number | null>
-  const counter = (metric: string): Record<string, number> | null => {
-    const counting = workers.filter((w) => series.values.get(w)?.has(metric))
+  const counter = (metric: string, from = workers): Record<string, number> | null => {
+    const counting = from.filter((w) => series.values.get(w)?.has(metric))
     if (counting.length === 0) return null
     return Object.fromEntries(
       counting.map((w) => [w, increase(series.values.get(w)?.get(metric) ?? [], series.answered.get(w) ?? [])]),
@@ -80,7 +83,10 @@ export function summariseServerMetrics(
     peaks,
     peak,
     requests_per_worker: counter('num_requests_total'),
-    simulator_fell_behind_s: counter('sim_fell_behind_seconds_total'),
+    simulator_fell_behind_s: counter(
+      'sim_fell_behind_seconds_total',
+      sources.filter((s) => s.kind === 'worker' || s.kind === 'router').map((s) => s.name),
+    ),
     gpus,
   }
 }

@@ -149,7 +149,8 @@ const MAX_SIMULATOR_BEHIND_S = 0.1
 
 /**
  * Why a run says nothing about the server, if it does not: the load generator fell behind its schedule
- * (dispatch lag, event-loop delay) or the simulator fell behind its profile (its process lacked the CPU).
+ * (dispatch lag, event-loop delay) or a simulator process fell behind (a worker its profile, the router its event
+ * loop: the process lacked the CPU).
  */
 export function invalidRun(
   s: BenchSummary,
@@ -180,8 +181,9 @@ export function invalidRun(
   const behind = Object.entries(s.server_metrics?.simulator_fell_behind_s ?? {}).filter(([, v]) => v > allowed)
   if (behind.length > 0)
     return (
-      'the simulator fell behind its profile (its process lacked the CPU): ' +
-      `${behind.map(([w, v]) => `${w} ${(v * 1000).toFixed(0)} ms`).join(', ')} > ${(allowed * 1000).toFixed(0)} ms`
+      'the simulator fell behind (its processes lacked the CPU, so its timings are partly our CPU, not the model): ' +
+      `${behind.map(([w, v]) => `${w} ${(v * 1000).toFixed(0)} ms`).join(', ')} > ${(allowed * 1000).toFixed(0)} ms; ` +
+      'give each simulator process a core of its own or lower the load (README, "The simulator\'s limits")'
     )
   return undefined
 }

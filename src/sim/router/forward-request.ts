@@ -3,11 +3,12 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import type { Dispatcher } from 'undici'
 import { WORKER_HEADER } from '../../common/worker-header.ts'
-import { sendJson } from '../shared/http-util.ts'
+import { sendJson, writeBody } from '../shared/http-util.ts'
 import type { Policy } from './policies.ts'
 import type { RouterConfig } from './router-config.ts'
 import type { RouterMetrics } from './router-metrics.ts'
 import type { RouterWorker } from './router-worker.ts'
+import type { LinkResponse, WorkerLink } from './worker-link.ts'
 
 const RETRYABLE = new Set([408, 429, 500, 502, 503, 504])
 const FORWARDED_HEADERS = [
@@ -89,50 +90,24 @@ export async function forwardRequest(
     worker.inFlight++
     ctx.metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
     try {
-      let upstream: Dispatcher.ResponseData
-      try {
-        upstream = await worker.pool.request({
-          path,
-          method: 'POST',
-          headers,
-          body: rawBody,
-          headersTimeout: ctx.cfg.requestTimeoutSecs * 1000,
-          bodyTimeout: 0,
-          signal: aborted.signal,
-        })
-      } catch (err) {
-        worker.breaker.record(false)
-        last = {
-          status: 500,
-          body: JSON.stringify({
-            error: { message: `Failed to reach worker ${worker.url}: ${(err as Error).message}` },
-          }),
-          worker: worker.url,
-        }
-        if (aborted.signal.aborted) return
-        continue
+      const link = worker.link()
+      const send = {
+        path,
+        headers,
+        rawBody,
+        signal: aborted.signal,
+        headersTimeoutMs: ctx.cfg.requestTimeoutSecs * 1000,
       }
-      if (RETRYABLE.has(upstream.statusCode)) {
-        worker.breaker.record(false)
-        last = { status: upstream.statusCode, body: await upstream.body.text(), worker: worker.url }
-        continue
+      const outcome =
+        link === undefined
+          ? await overHttp1(worker, send, requestId, res)
+          : await overLink(link, worker, send, requestId, res)
+      if (outcome === 'done') {
+        ctx.metrics.httpResponses.inc({ status_code: String(res.statusCode), error_code: '' })
+        return
       }
-      res.writeHead(upstream.statusCode, {
-        'content-type': String(upstream.headers['content-type'] ?? 'application/json'),
-        'x-request-id': requestId,
-        [WORKER_HEADER]: worker.url,
-      })
-      // the worker's 200 has started the response: pass it on now, as the real router streams it
-      res.flushHeaders()
-      ctx.metrics.httpResponses.inc({ status_code: String(upstream.statusCode), error_code: '' })
-      try {
-        await pipeline(upstream.body, res)
-        worker.breaker.record(upstream.statusCode < 500)
-      } catch {
-        worker.breaker.record(false)
-        res.destroy()
-      }
-      return
+      if (outcome === 'aborted') return
+      last = outcome
     } finally {
       worker.inFlight--
       ctx.metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
@@ -148,6 +123,106 @@ export async function forwardRequest(
     })
     res.end(last.body)
   }
+}
+
+interface Send {
+  path: string
+  headers: Record<string, string>
+  rawBody: string
+  signal: AbortSignal
+  headersTimeoutMs: number
+}
+
+/** What one attempt came to: the response was passed on, the client went away, or a failure to retry. */
+type Outcome = 'done' | 'aborted' | { status: number; body: string; worker: string }
+
+const unreachable = (worker: RouterWorker, err: unknown): Outcome => ({
+  status: 500,
+  body: JSON.stringify({ error: { message: `Failed to reach worker ${worker.url}: ${(err as Error).message}` } }),
+  worker: worker.url,
+})
+
+/** The response's head as the real router sends it: the worker's status and content type, the request id. */
+function startResponse(
+  res: ServerResponse,
+  status: number,
+  contentType: unknown,
+  requestId: string,
+  url: string,
+): void {
+  res.writeHead(status, {
+    'content-type': String(contentType ?? 'application/json'),
+    'x-request-id': requestId,
+    [WORKER_HEADER]: url,
+  })
+  // the worker's 200 has started the response: pass it on now, as the real router streams it
+  res.flushHeaders()
+}
+
+/** One attempt over HTTP/1.1 (undici's pool): any worker, a real one included. */
+async function overHttp1(worker: RouterWorker, send: Send, requestId: string, res: ServerResponse): Promise<Outcome> {
+  let upstream: Dispatcher.ResponseData
+  try {
+    upstream = await worker.pool.request({
+      path: send.path,
+      method: 'POST',
+      headers: send.headers,
+      body: send.rawBody,
+      headersTimeout: send.headersTimeoutMs,
+      bodyTimeout: 0,
+      signal: send.signal,
+    })
+  } catch (err) {
+    worker.breaker.record(false)
+    return send.signal.aborted ? 'aborted' : unreachable(worker, err)
+  }
+  if (RETRYABLE.has(upstream.statusCode)) {
+    worker.breaker.record(false)
+    return { status: upstream.statusCode, body: await upstream.body.text(), worker: worker.url }
+  }
+  startResponse(res, upstream.statusCode, upstream.headers['content-type'], requestId, worker.url)
+  try {
+    await pipeline(upstream.body, res)
+    worker.breaker.record(upstream.statusCode < 500)
+  } catch {
+    worker.breaker.record(false)
+    res.destroy()
+  }
+  return 'done'
+}
+
+/**
+ * One attempt over the simulator's router link (src/sim/shared/sim-link.ts): the same request and response, with
+ * the worker's chunks of a step arriving in one read. The body's bytes pass on unchanged.
+ */
+async function overLink(
+  link: WorkerLink,
+  worker: RouterWorker,
+  send: Send,
+  requestId: string,
+  res: ServerResponse,
+): Promise<Outcome> {
+  let up: LinkResponse
+  try {
+    up = await link.request(send.path, send.headers, send.rawBody, send)
+  } catch (err) {
+    worker.breaker.record(false)
+    return send.signal.aborted ? 'aborted' : unreachable(worker, err)
+  }
+  if (RETRYABLE.has(up.status)) {
+    worker.breaker.record(false)
+    return { status: up.status, body: await up.text(), worker: worker.url }
+  }
+  startResponse(res, up.status, up.headers['content-type'], requestId, worker.url)
+  const ended = await up.pipe((bytes) => writeBody(res, bytes))
+  if (ended) {
+    res.end()
+    worker.breaker.record(up.status < 500)
+  } else {
+    worker.breaker.record(false)
+    res.destroy()
+  }
+  return 'done'
 }
 
 function backoffMs(cfg: RouterConfig, attempt: number): number {

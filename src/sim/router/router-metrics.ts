@@ -1,4 +1,5 @@
 import { Counter, Gauge, Registry } from 'prom-client'
+import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
 
 /** The router's Prometheus series, under sglang-router ≥ 0.3's smg_* names. */
 export class RouterMetrics {
@@ -65,5 +66,16 @@ export class RouterMetrics {
       registers,
     })
     this.poolSize = new Gauge({ name: 'smg_worker_pool_size', help: 'Registered workers', registers })
+    const meter = new FellBehindMeter()
+    // the simulator's own, as the worker's: what a run checks before it believes the router's timings
+    new Counter({
+      name: 'llmperf_sim:fell_behind_seconds_total',
+      help: 'Time the simulated router fell behind (its event loop ran late) because its process did not get the CPU.',
+      registers,
+      collect() {
+        this.reset()
+        this.inc(meter.seconds)
+      },
+    })
   }
 }

@@ -32,7 +32,7 @@ export class WorkerRegistry {
   add(url: string): RouterWorker {
     const existing = this.list().find((w) => w.url === url)
     if (existing !== undefined) return existing
-    const worker = new RouterWorker(`worker-${this.#nextId++}`, url, this.#cfg)
+    const worker = new RouterWorker(`worker-${this.#nextId++}`, url, this.#cfg, this.#log)
     this.#workers.set(worker.id, worker)
     this.#metrics.poolSize.set(this.#workers.size)
     this.#metrics.workerHealth.set({ worker: url }, 0)
@@ -45,7 +45,7 @@ export class WorkerRegistry {
     if (worker === undefined) return false
     this.#workers.delete(worker.id)
     this.#metrics.poolSize.set(this.#workers.size)
-    void worker.pool.close()
+    worker.close()
     return true
   }
 
@@ -63,6 +63,7 @@ export class WorkerRegistry {
         worker.healthy = true
         this.#metrics.workerHealth.set({ worker: worker.url }, 1)
         this.#log(`Worker ${worker.url} is healthy`)
+        worker.link()
         return
       }
       await new Promise((r) => setTimeout(r, this.#cfg.workerStartupCheckInterval * 1000))

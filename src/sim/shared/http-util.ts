@@ -52,12 +52,34 @@ export function startSse(res: ServerResponse, headers: Record<string, string> = 
  * busy simulator more than the event itself (the bytes are the same; `end()` writes the last chunk as usual).
  */
 export function writeEvent(res: ServerResponse, payload: unknown): void {
+  writeSse(res, `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`)
+}
+
+/** An SSE event already framed (`data: …` and the blank line), as writeEvent writes it. */
+export function writeSse(res: ServerResponse, event: string | Buffer): void {
   if (res.writableEnded || res.destroyed) return
-  const data = `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`
+  if (typeof event !== 'string') return void writeBody(res, event)
   const socket = res.socket
   if (res.headersSent && res.chunkedEncoding && socket !== null && !socket.destroyed)
-    socket.write(`${Buffer.byteLength(data).toString(16)}\r\n${data}\r\n`)
-  else res.write(data)
+    socket.write(`${Buffer.byteLength(event).toString(16)}\r\n${event}\r\n`)
+  else res.write(event)
+}
+
+/**
+ * Bytes of a response body passed on as they came (the router's proxying), framed as writeEvent frames an event;
+ * false when the client's socket is full (wait for its 'drain').
+ */
+export function writeBody(res: ServerResponse, bytes: Buffer): boolean {
+  if (res.writableEnded || res.destroyed) return true
+  const socket = res.socket
+  if (!(res.headersSent && res.chunkedEncoding && socket !== null && !socket.destroyed)) return res.write(bytes)
+  // one buffer, one write: the frame's pieces as three writes cost the stream machinery three times
+  const size = `${bytes.length.toString(16)}\r\n`
+  const framed = Buffer.allocUnsafe(size.length + bytes.length + 2)
+  framed.write(size, 0, 'latin1')
+  bytes.copy(framed, size.length)
+  framed.write('\r\n', size.length + bytes.length, 'latin1')
+  return socket.write(framed)
 }
 
 export function endSse(res: ServerResponse): void {

@@ -119,7 +119,11 @@ export class SimEngine {
     if (lostMs > 0) this.#metrics?.fellBehind(lostMs / 1000)
     const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
     this.#virtualEndMs = virtualStart + durationMs
-    setTimeout(() => this.#endStep(prefill, decode), Math.max(0, this.#virtualEndMs - nowMs))
+    // a timer waits a whole millisecond at least: a step the timeline says is already due (a busy worker's
+    // short decode steps) would lose that much each time, so it runs as soon as pending I/O has been read
+    const waitMs = this.#virtualEndMs - nowMs
+    if (waitMs < 1) setImmediate(() => this.#endStep(prefill, decode))
+    else setTimeout(() => this.#endStep(prefill, decode), waitMs)
   }
 
   #stepMs(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { epochNowMs } from '../../common/clock.ts'
-import { endSse, readBody, sendJson, startSse, writeEvent } from '../shared/http-util.ts'
+import { endSse, readBody, sendJson, startSse, writeEvent, writeSse } from '../shared/http-util.ts'
 import { GeneratePayloads } from './generation-stream.ts'
 import type { FinishReason } from './sim-request.ts'
 import type { WorkerState } from './worker-state.ts'
@@ -72,7 +72,7 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
     createdEpoch,
     listener: {
       onTokens(r) {
-        if (stream && r.finishedEpoch === undefined && payloads.due(r.generated)) writeEvent(res, payloads.chunk(r))
+        if (stream && r.finishedEpoch === undefined && payloads.due(r.generated)) writeSse(res, payloads.chunk(r))
       },
       onFinish(r, reason: FinishReason) {
         done = true

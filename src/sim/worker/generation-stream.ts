@@ -4,22 +4,51 @@ import type { FinishReason, SimRequest } from './sim-request.ts'
 import { hashString, outputToken } from './sim-tokenizer.ts'
 import type { WorkerState } from './worker-state.ts'
 
+/** Bytes that grow at the end, with room doubling: a chunk copies what it needs of them, never encodes them again. */
+class GrowingBytes {
+  #buf = Buffer.allocUnsafe(256)
+  length = 0
+
+  append(bytes: Buffer): void {
+    if (this.length + bytes.length > this.#buf.length) {
+      const bigger = Buffer.allocUnsafe(Math.max(2 * this.#buf.length, this.length + bytes.length))
+      this.#buf.copy(bigger, 0, 0, this.length)
+      this.#buf = bigger
+    }
+    bytes.copy(this.#buf, this.length)
+    this.length += bytes.length
+  }
+
+  copyTo(target: Buffer, at: number): number {
+    return at + this.#buf.copy(target, at, 0, this.length)
+  }
+}
+
+/** A token's text as a JSON string's contents, in UTF-8: the simulated vocabulary is small, so each is made once. */
+const TOKEN_JSON = new Map<string, Buffer>()
+const tokenJson = (text: string): Buffer => {
+  let bytes = TOKEN_JSON.get(text)
+  if (bytes === undefined) {
+    bytes = Buffer.from(JSON.stringify(text).slice(1, -1))
+    TOKEN_JSON.set(text, bytes)
+  }
+  return bytes
+}
+
 /**
  * Output accumulated for one request, and what has been sent of it. Beside the text and ids it keeps their JSON
- * forms, grown a token at a time: a chunk then costs a few string joins instead of serialising the whole
- * cumulative output again (SGLang's default /generate stream repeats all text so far in every chunk).
+ * forms in UTF-8, grown a token at a time: a chunk of SGLang's default /generate stream, which repeats all the
+ * text so far, then costs a copy of bytes instead of serialising (and encoding) the whole output again.
  */
 export class GenerationOutput {
   readonly ids: number[] = []
   text = ''
-  /** `text` as a JSON string's contents (escaped, no quotes). */
-  textJson = ''
+  /** `text` as a JSON string's contents (escaped, no quotes), UTF-8. */
+  readonly textJson = new GrowingBytes()
   /** `ids` as a JSON array's contents (no brackets). */
-  idsJson = ''
+  readonly idsJson = new GrowingBytes()
   sentText = 0
   sentIds = 0
-  #sentTextJson = 0
-  #sentIdsJson = 0
   readonly #seed: number
   readonly #hash: number
 
@@ -32,35 +61,24 @@ export class GenerationOutput {
   catchUp(generated: number): void {
     while (this.ids.length < generated) {
       const t = outputToken(this.#seed, this.#hash, this.ids.length)
-      this.idsJson += this.ids.length === 0 ? String(t.id) : `,${t.id}`
+      this.idsJson.append(Buffer.from(this.ids.length === 0 ? String(t.id) : `,${t.id}`, 'latin1'))
       this.ids.push(t.id)
       this.text += t.text
-      this.textJson += JSON.stringify(t.text).slice(1, -1)
+      this.textJson.append(tokenJson(t.text))
     }
   }
 
   /** Text and ids since the last call, for incremental streaming. */
   takeDelta(): { text: string; ids: number[] } {
     const delta = { text: this.text.slice(this.sentText), ids: this.ids.slice(this.sentIds) }
-    this.#markSent()
-    return delta
-  }
-
-  /** As takeDelta, in JSON: `"text":"…","output_ids":[…]`. */
-  takeDeltaJson(): string {
-    const ids = this.idsJson.slice(this.#sentIdsJson + (this.#sentIdsJson > 0 ? 1 : 0))
-    const json = `"text":"${this.textJson.slice(this.#sentTextJson)}","output_ids":[${ids}]`
-    this.#markSent()
-    return json
-  }
-
-  #markSent(): void {
     this.sentText = this.text.length
     this.sentIds = this.ids.length
-    this.#sentTextJson = this.textJson.length
-    this.#sentIdsJson = this.idsJson.length
+    return delta
   }
 }
+
+const TEXT_OPEN = Buffer.from('data: {"text":"')
+const IDS_OPEN = Buffer.from('","output_ids":[')
 
 /** Builds /generate payloads (chunks and the non-streamed body) in SGLang's shape. */
 export class GeneratePayloads {
@@ -69,8 +87,9 @@ export class GeneratePayloads {
   readonly #out: GenerationOutput
   readonly #ridJson: string
   #first = true
-  /** The meta_info fields after completion_tokens that stay the same from the second chunk to the last but one. */
-  #steadyTail: string | undefined
+  /** What stays the same in every chunk from the second to the last but one, around completion_tokens. */
+  #metaHead: Buffer | undefined
+  #steadyTail: Buffer | undefined
 
   constructor(state: WorkerState, rid: string, dispatchedEpoch: number) {
     this.#state = state
@@ -91,26 +110,50 @@ export class GeneratePayloads {
   }
 
   /**
-   * One chunk's JSON. A middle chunk (neither the first nor the last) is joined from kept pieces, with the same
-   * keys in the same order as the object `payload` gives: it is what a busy worker sends tens of thousands of
-   * times a second.
+   * One chunk as its SSE event (`data: …` and the blank line). A middle chunk of the default cumulative stream
+   * (neither the first nor the last) is copied together from kept bytes, with the same keys in the same order as
+   * the object `payload` gives: it is what a busy worker sends tens of thousands of times a second.
    */
-  chunk(req: SimRequest): string {
+  chunk(req: SimRequest): string | Buffer {
     if (this.#first || this.#steadyTail === undefined) {
       const json = JSON.stringify(this.payload(req, undefined))
       const timing = JSON.stringify(timingFields(req, this.#timing, false)).slice(1, -1)
-      this.#steadyTail = `,"cached_tokens":${req.cachedTokens}${timing === '' ? '' : `,${timing}`}`
-      return json
+      this.#steadyTail = Buffer.from(
+        `,"cached_tokens":${req.cachedTokens}${timing === '' ? '' : `,${timing}`}}}\n\n`,
+        'latin1',
+      )
+      this.#metaHead = Buffer.from(
+        `],"meta_info":{"id":${this.#ridJson},"finish_reason":null,"prompt_tokens":${req.promptIds.length},` +
+          '"weight_version":"default","num_retractions":0,"reasoning_tokens":0,"completion_tokens":',
+      )
+      return `data: ${json}\n\n`
+    }
+    if (this.#state.config.incremental) {
+      const delta = this.payload(req, undefined)
+      return `data: ${JSON.stringify(delta)}\n\n`
     }
     this.#out.catchUp(req.generated)
-    const fields = this.#state.config.incremental
-      ? this.#out.takeDeltaJson()
-      : `"text":"${this.#out.textJson}","output_ids":[${this.#out.idsJson}]`
-    return (
-      `{${fields},"meta_info":{"id":${this.#ridJson},"finish_reason":null,"prompt_tokens":${req.promptIds.length},` +
-      `"weight_version":"default","num_retractions":0,"reasoning_tokens":0,"completion_tokens":${req.generated}` +
-      `${this.#steadyTail}}}`
+    const out = this.#out
+    const head = this.#metaHead as Buffer
+    const tail = this.#steadyTail
+    const count = String(req.generated)
+    const event = Buffer.allocUnsafe(
+      TEXT_OPEN.length +
+        out.textJson.length +
+        IDS_OPEN.length +
+        out.idsJson.length +
+        head.length +
+        count.length +
+        tail.length,
     )
+    let at = TEXT_OPEN.copy(event, 0)
+    at = out.textJson.copyTo(event, at)
+    at += IDS_OPEN.copy(event, at)
+    at = out.idsJson.copyTo(event, at)
+    at += head.copy(event, at)
+    at += event.write(count, at, 'latin1')
+    tail.copy(event, at)
+    return event
   }
 
   #meta(req: SimRequest, finish: FinishReason | undefined): Record<string, unknown> {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { epochNowMs } from '../../common/clock.ts'
 import { PACKAGE_VERSION } from '../../common/package-version.ts'
 import { sendJson, sendText } from '../shared/http-util.ts'
+import { SIM_LINK_ROUTE } from '../shared/sim-link.ts'
 import type { WorkerState } from './worker-state.ts'
 
 export function modelInfo(state: WorkerState): Record<string, unknown> {
@@ -138,6 +139,10 @@ export async function handleInfoRoute(
     case '/flush_cache':
       if (method !== 'GET' && method !== 'POST') return false
       await handleFlushCache(state, url, res)
+      return true
+    case SIM_LINK_ROUTE:
+      if (state.linkPath === undefined) return false
+      sendJson(res, 200, { socket: state.linkPath })
       return true
     case '/metrics':
       if (state.metrics === undefined) return false

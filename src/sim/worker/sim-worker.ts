@@ -4,6 +4,7 @@ import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { handleGenerate } from './generate-route.ts'
 import { handleInfoRoute } from './info-routes.ts'
 import { handleOpenAi } from './openai-routes.ts'
+import { listenRouterLink, type RouterLink } from './router-link.ts'
 import { handleTokenize } from './tokenize-routes.ts'
 import { resolveWorkerConfig } from './worker-config.ts'
 import { WorkerState } from './worker-state.ts'
@@ -41,6 +42,13 @@ async function route(state: WorkerState, req: IncomingMessage, res: ServerRespon
   return handleOpenAi(data as 'completions' | 'chat', state, req, res)
 }
 
+function handle(state: WorkerState, req: IncomingMessage, res: ServerResponse): void {
+  route(state, req, res).catch((err: unknown) => {
+    if (!res.headersSent) sendJson(res, 500, { detail: `Internal simulator error: ${(err as Error).message}` })
+    else res.destroy()
+  })
+}
+
 /**
  * `vitest-llm-perf sim-server`: one simulated SGLang worker. Like launch_server it does not listen while
  * "loading" (--startup-delay), answers /health 503 while warming up, then prints SGLang's ready line.
@@ -59,26 +67,24 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
     process.stderr.write(`${config.faultCrashAtStart}\n`)
     process.exit(1)
   }
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
-    route(state, req, res).catch((err: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { detail: `Internal simulator error: ${(err as Error).message}` })
-      else res.destroy()
-    })
-  })
+  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => handle(state, req, res))
   const port = await listen(server, config.port, config.host)
+  const link = await listenRouterLink((req, res) => handle(state, req, res))
+  state.linkPath = link.path
   log(`Uvicorn running on http://${config.host}:${port} (Press CTRL+C to quit)`)
   if (!config.skipServerWarmup) await sleep(config.warmupTime)
   state.status = 'up'
   log('The server is fired up and ready to roll!')
-  scheduleFaults(config, server)
+  scheduleFaults(config, server, link)
   exitOnSignals(() => {
+    link.close()
     server.close()
     server.closeAllConnections()
   })
   return server
 }
 
-function scheduleFaults(config: ReturnType<typeof resolveWorkerConfig>, server: Server): void {
+function scheduleFaults(config: ReturnType<typeof resolveWorkerConfig>, server: Server, link: RouterLink): void {
   if (config.faultExitAfter !== undefined) {
     setTimeout(() => {
       log(`Fault injection: killing the worker after ${config.faultExitAfter}s (--fault-exit-after)`)
@@ -90,6 +96,7 @@ function scheduleFaults(config: ReturnType<typeof resolveWorkerConfig>, server: 
       log(`Fault injection: refusing connections from now on (--fault-refuse-after)`)
       server.close()
       server.closeIdleConnections()
+      link.close()
     }, config.faultRefuseAfter * 1000)
   }
 }

@@ -29,6 +29,8 @@ export class WorkerState {
   readonly tokenizer: SimTokenizer
   status: 'starting' | 'up' = 'starting'
   flushInProgress = false
+  /** The Unix socket of the simulator's router link, once it listens. */
+  linkPath: string | undefined
 
   constructor(config: WorkerConfig) {
     this.config = config

@@ -1,0 +1,70 @@
+import { connect, type Socket } from 'node:net'
+
+/**
+ * A load source that costs next to nothing a chunk, for measuring the simulator at rates our own client cannot
+ * feed on two cores (it parses every chunk and stamps every token, ~30 µs a chunk): `streams` keep-alive
+ * connections, each sending the next streamed /generate as soon as the last one ended (a closed loop), counting
+ * chunks by their `data: ` prefix. argv: url, streams, seconds, tokens. Prints one JSON line: chunks, requests,
+ * seconds, errors.
+ */
+const url = new URL(process.argv[2] as string)
+const streams = Number(process.argv[3] ?? 64)
+const seconds = Number(process.argv[4] ?? 10)
+const tokens = Number(process.argv[5] ?? 64)
+const body = (n: number): string =>
+  JSON.stringify({
+    text: `stream ${n} `.repeat(40),
+    stream: true,
+    sampling_params: { max_new_tokens: tokens, ignore_eos: true },
+  })
+const request = (n: number): string => {
+  const b = body(n)
+  return (
+    `POST /generate HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\n` +
+    `content-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`
+  )
+}
+const DATA = Buffer.from('data: ')
+const LAST = Buffer.from('0\r\n\r\n')
+
+let chunks = 0
+let requests = 0
+let errors = 0
+let sent = 0
+const endAt = performance.now() + seconds * 1000
+const start = performance.now()
+
+function run(socket: Socket): void {
+  let tail: Buffer = Buffer.alloc(0)
+  const next = (): void => {
+    if (performance.now() >= endAt) return void socket.end()
+    socket.write(request(sent++))
+  }
+  socket.on('data', (bytes: Buffer) => {
+    const buf = tail.length === 0 ? bytes : Buffer.concat([tail, bytes])
+    for (let at = buf.indexOf(DATA); at >= 0; at = buf.indexOf(DATA, at + 1)) chunks++
+    // the response's last chunk of the chunked body: the next request goes out
+    if (buf.length >= LAST.length && buf.subarray(buf.length - LAST.length).equals(LAST)) {
+      requests++
+      tail = Buffer.alloc(0)
+      // the [DONE] event is not a token
+      chunks--
+      next()
+    } else tail = buf.subarray(Math.max(0, buf.length - DATA.length + 1))
+  })
+  socket.on('error', () => errors++)
+  socket.setNoDelay(true)
+  next()
+}
+
+await Promise.all(
+  Array.from(
+    { length: streams },
+    () =>
+      new Promise<void>((resolve) => {
+        const socket = connect(Number(url.port), url.hostname, () => run(socket))
+        socket.once('close', () => resolve())
+      }),
+  ),
+)
+process.stdout.write(`${JSON.stringify({ chunks, requests, errors, seconds: (performance.now() - start) / 1000 })}\n`)

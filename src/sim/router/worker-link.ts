@@ -1,0 +1,147 @@
+import { connect, type Socket } from 'node:net'
+import { FRAME, FrameReader, type FrameType, frameHeader } from '../shared/sim-link.ts'
+
+/** A response's head on the link, its body still to come. */
+export interface LinkResponse {
+  status: number
+  headers: Record<string, string>
+  /** Passes the body on as it comes; true at its end, false when the worker dropped it or the link broke. */
+  pipe(onData: (bytes: Buffer) => void): Promise<boolean>
+  /** The whole body (a retryable error's, say). */
+  text(): Promise<string>
+}
+
+interface Stream {
+  head: (r: LinkResponse) => void
+  fail: (err: Error) => void
+  onData: ((bytes: Buffer) => void) | undefined
+  early: Buffer[]
+  done: ((ended: boolean) => void) | undefined
+  finished: boolean | undefined
+}
+
+/**
+ * The router's side of the simulator's router link (src/sim/shared/sim-link.ts): one connection to a simulated
+ * worker's Unix socket carrying every request routed to it. A worker that goes away fails its requests as a
+ * refused or dropped connection would, and `broken` tells the router to ask the worker for a link again.
+ */
+export class WorkerLink {
+  readonly socketPath: string
+  broken = false
+  readonly #socket: Socket
+  readonly #streams = new Map<number, Stream>()
+  #nextId = 1
+
+  constructor(socketPath: string) {
+    this.socketPath = socketPath
+    this.#socket = connect(socketPath)
+    const reader = new FrameReader((type, id, payload) => this.#frame(type, id, payload))
+    this.#socket.on('data', (bytes: Buffer) => reader.push(bytes))
+    this.#socket.on('error', () => {})
+    this.#socket.once('close', () => this.#broke())
+  }
+
+  #broke(): void {
+    this.broken = true
+    const err = new Error(`the simulator link to the worker closed (${this.socketPath})`)
+    for (const s of this.#streams.values()) {
+      s.fail(err)
+      s.finished = false
+      s.done?.(false)
+    }
+    this.#streams.clear()
+  }
+
+  #frame(type: FrameType, id: number, payload: Buffer): void {
+    const s = this.#streams.get(id)
+    if (s === undefined) return
+    if (type === FRAME.head) {
+      const head = JSON.parse(payload.toString('utf8')) as { status: number; headers: Record<string, string> }
+      s.head(this.#response(s, head.status, head.headers))
+    } else if (type === FRAME.data) {
+      // a view into the read buffer: copied only when it must wait for a reader
+      if (s.onData !== undefined) s.onData(payload)
+      else s.early.push(Buffer.from(payload))
+    } else if (type === FRAME.end || type === FRAME.reset) {
+      this.#streams.delete(id)
+      s.finished = type === FRAME.end
+      if (s.done !== undefined) s.done(s.finished)
+      else if (type === FRAME.reset) s.fail(new Error('the worker dropped the response before its head'))
+    }
+  }
+
+  #response(s: Stream, status: number, headers: Record<string, string>): LinkResponse {
+    const pipe = (onData: (bytes: Buffer) => void): Promise<boolean> =>
+      new Promise((resolve) => {
+        for (const bytes of s.early) onData(bytes)
+        s.early = []
+        if (s.finished !== undefined) return resolve(s.finished)
+        s.onData = onData
+        s.done = resolve
+      })
+    return {
+      status,
+      headers,
+      pipe,
+      text: async () => {
+        const parts: Buffer[] = []
+        await pipe((bytes) => parts.push(Buffer.from(bytes)))
+        return Buffer.concat(parts).toString('utf8')
+      },
+    }
+  }
+
+  #send(type: FrameType, id: number, payload = ''): void {
+    if (this.#socket.destroyed) return
+    const length = Buffer.byteLength(payload)
+    this.#socket.cork()
+    this.#socket.write(frameHeader(type, id, length))
+    if (length > 0) this.#socket.write(payload)
+    this.#socket.uncork()
+  }
+
+  /** Sends one request; resolves with the response's head. The signal cancels it at the worker too. */
+  request(
+    path: string,
+    headers: Record<string, string>,
+    body: string,
+    opts: { signal: AbortSignal; headersTimeoutMs: number },
+  ): Promise<LinkResponse> {
+    if (this.broken) return Promise.reject(new Error(`the simulator link to the worker closed (${this.socketPath})`))
+    const id = this.#nextId++
+    return new Promise((resolve, reject) => {
+      const cancel = (): void => {
+        if (!this.#streams.has(id)) return
+        this.#send(FRAME.cancel, id)
+        const s = this.#streams.get(id)
+        this.#streams.delete(id)
+        s?.fail(new Error('aborted by the client'))
+        s?.done?.(false)
+      }
+      const timer = setTimeout(() => {
+        cancel()
+        reject(new Error(`no response headers within ${opts.headersTimeoutMs} ms`))
+      }, opts.headersTimeoutMs)
+      opts.signal.addEventListener('abort', cancel, { once: true })
+      this.#streams.set(id, {
+        head: (r) => {
+          clearTimeout(timer)
+          resolve(r)
+        },
+        fail: (err) => {
+          clearTimeout(timer)
+          reject(err)
+        },
+        onData: undefined,
+        early: [],
+        done: undefined,
+        finished: undefined,
+      })
+      this.#send(FRAME.request, id, JSON.stringify({ method: 'POST', path, headers, body }))
+    })
+  }
+
+  close(): void {
+    this.#socket.destroy()
+  }
+}
