@@ -158,3 +158,46 @@ test('a killed worker’s new requests are retried on another before their strea
     await Promise.all([router.stop(), a!.stop()])
   }
 })
+
+test('--max-concurrent-requests: past the bucket a request waits in the queue, then gets 408; past the queue, 429 (smg’s bare statuses)', async () => {
+  const worker = await startSimWorker(['--enable-metrics', '--speed', '1'], 'limited')
+  // no refill: the bucket is exactly 4 requests at a time, and tokens come back only as responses end
+  const router = await startSimRouter(
+    [worker.url],
+    [
+      '--policy',
+      'round_robin',
+      '--max-concurrent-requests',
+      '4',
+      '--rate-limit-tokens-per-second',
+      '0',
+      '--queue-size',
+      '2',
+      '--queue-timeout-secs',
+      '0.5',
+    ],
+  )
+  try {
+    const run = await benchRequests(
+      { url: router.url },
+      {
+        rate: Infinity,
+        requests: 10,
+        maxInFlight: 10,
+        quiet: true,
+        // ~200 decode steps of ~6.5 ms: the first four hold their tokens past the queue's timeout
+        dataset: { kind: 'random', inputLen: 16, outputLen: 200, rangeRatio: 1 },
+        outDir: outDir(),
+      },
+    )
+    const statuses = run.records.map((r) => (r.success ? 200 : r.http_status)).sort()
+    expect(statuses).toEqual([200, 200, 200, 200, 408, 408, 429, 429, 429, 429])
+    expect(run.records.filter((r) => !r.success).every((r) => r.error_type === 'http')).toBe(true)
+    const metricsUrl = /Prometheus metrics on (\S+)/u.exec(router.logTail(50).join('\n'))?.[1] as string
+    const metrics = await (await request(metricsUrl)).body.text()
+    expect(metrics).toMatch(/smg_http_rate_limit_total\{result="rejected"\} 6/u)
+  } finally {
+    await router.stop()
+    await worker.stop()
+  }
+})

@@ -25,6 +25,12 @@ test.each([
   expect(classifyError(err, ctx)).toEqual({ type, message })
 })
 
+test('running out of file descriptors is the load generator’s failure, named with its limit', () => {
+  const { type, message } = classifyError(coded('EMFILE', 'connect EMFILE 127.0.0.1:1'), ctx)
+  expect(type).toBe('fd_limit')
+  expect(message).toMatch(/^the load generator ran out of file descriptors \(EMFILE, with a limit of \d+ open files\)/u)
+})
+
 test.each([
   ['{"detail":"The request queue is full."}', 'The request queue is full.'],
   [

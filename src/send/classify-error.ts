@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs'
 import { PayloadError } from './chunk-interpreter.ts'
 
 export type ErrorType =
@@ -13,6 +14,7 @@ export type ErrorType =
   | 'deadline'
   | 'aborted'
   | 'connect_timeout'
+  | 'fd_limit'
   | 'other'
 
 export class IncompleteStreamError extends Error {
@@ -87,6 +89,14 @@ export function classifyError(
         type: 'stall',
         message: `stream stalled: no data for ${ctx.stallTimeoutMs} ms (stallTimeoutMs) after ${ctx.chunks} chunks`,
       }
+    case 'EMFILE':
+    case 'ENFILE':
+      return {
+        type: 'fd_limit',
+        message:
+          `the load generator ran out of file descriptors (${code}${openFilesLimit()}): every request in flight ` +
+          'holds a connection; raise `ulimit -n` or lower maxInFlight',
+      }
     case 'UND_ERR_CONNECT_TIMEOUT':
     case 'ETIMEDOUT':
       return { type: 'connect_timeout', message: 'connect timeout' }
@@ -98,6 +108,23 @@ export function classifyError(
   if (e.name === 'AbortError') return { type: 'aborted', message: `aborted by the client${reason(err)}` }
   return { type: 'other', message: `${code ?? e.name ?? 'Error'}: ${e.message ?? String(err)}` }
 }
+
+/**
+ * ` with a limit of N open files` from /proc, or nothing where it cannot be read; read when this module loads,
+ * since a process out of file descriptors cannot open /proc either.
+ */
+const OPEN_FILES_LIMIT = ((): string => {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'))
+    const soft = line?.split(/\s{2,}/u)[1]
+    return soft === undefined ? '' : `, with a limit of ${soft} open files`
+  } catch {
+    return ''
+  }
+})()
+const openFilesLimit = (): string => OPEN_FILES_LIMIT
 
 function reason(err: unknown): string {
   const cause = (err as { cause?: unknown }).cause

@@ -177,6 +177,12 @@ export function invalidRun(
       `${(busyLimit * 100).toFixed(0)} % (maxReceiveBusy) with ${threads}, so token times are partly the client's; ` +
       MORE_PROCESSES
     )
+  const outOfFiles = s.errors_by_type['fd_limit']
+  if (outOfFiles !== undefined && outOfFiles > 0)
+    return (
+      `the load generator ran out of file descriptors: ${outOfFiles} request${outOfFiles === 1 ? '' : 's'} never ` +
+      'reached the server (raise `ulimit -n` or lower maxInFlight)'
+    )
   const allowed = Math.max(MAX_SIMULATOR_BEHIND_S, 0.01 * s.duration_s)
   const behind = Object.entries(s.server_metrics?.simulator_fell_behind_s ?? {}).filter(([, v]) => v > allowed)
   if (behind.length > 0)

@@ -4,6 +4,7 @@ import { pipeline } from 'node:stream/promises'
 import type { Dispatcher } from 'undici'
 import { WORKER_HEADER } from '../../common/worker-header.ts'
 import { sendJson, writeBody } from '../shared/http-util.ts'
+import type { ConcurrencyLimit } from './concurrency-limit.ts'
 import type { Policy } from './policies.ts'
 import type { RouterConfig } from './router-config.ts'
 import type { RouterMetrics } from './router-metrics.ts'
@@ -23,6 +24,7 @@ const FORWARDED_HEADERS = [
 
 export interface ForwardContext {
   cfg: RouterConfig
+  limit: ConcurrencyLimit
   policy: Policy
   metrics: RouterMetrics
   workers: () => RouterWorker[]

@@ -36,6 +36,10 @@ const STRING_FLAGS = [
   'random-seed',
   'worker-startup-check-interval',
   'worker-startup-timeout-secs',
+  'max-concurrent-requests',
+  'queue-size',
+  'queue-timeout-secs',
+  'rate-limit-tokens-per-second',
 ]
 const BOOLEAN_FLAGS = ['disable-retries', 'disable-circuit-breaker', 'disable-health-check']
 
@@ -81,6 +85,11 @@ const schema = z.object({
   apiKey: z.string().optional(),
   logLevel: z.string().optional(),
   randomSeed: intFlag('an integer').default(0),
+  /** The data plane's token bucket; -1 (or 0) turns it off, as in smg. */
+  maxConcurrentRequests: intFlag('an integer (-1 turns the limit off)').default(-1),
+  queueSize: int('a non-negative integer').default(100),
+  queueTimeoutSecs: num('a number of seconds').default(60),
+  rateLimitTokensPerSecond: num('a number of tokens a second').optional(),
 })
 
 export type RouterConfig = z.output<typeof schema> & { workerUrls: string[] }

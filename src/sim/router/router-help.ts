@@ -22,5 +22,9 @@ except that it binds 127.0.0.1 unless told otherwise. Responses carry the header
   --health-failure-threshold N      failed probes that mark a worker unhealthy (default 3)
   --health-success-threshold N      good probes that mark it healthy again (default 2)
   --worker-startup-check-interval S how often a new worker's /health is polled until it answers (default 0.5)
+  --max-concurrent-requests N       a token bucket of N on the data plane (default -1: none); a request that
+                                    finds it empty waits in a queue of --queue-size (100) for up to
+                                    --queue-timeout-secs (60), else gets 429 (queue full) or 408 (timed out),
+                                    empty-bodied as smg's; --rate-limit-tokens-per-second R refills it (default N)
   --api-key KEY                     require Authorization: Bearer KEY on the data plane
   --random-seed N                   seed for the random and power_of_two policies`

@@ -14,6 +14,7 @@ export class RouterMetrics {
   readonly workerHealth: Gauge
   readonly cbState: Gauge
   readonly poolSize: Gauge
+  readonly rateLimit: Counter
 
   constructor() {
     const registers = [this.registry]
@@ -66,6 +67,12 @@ export class RouterMetrics {
       registers,
     })
     this.poolSize = new Gauge({ name: 'smg_worker_pool_size', help: 'Registered workers', registers })
+    this.rateLimit = new Counter({
+      name: 'smg_http_rate_limit_total',
+      help: 'Data-plane requests let through or refused by --max-concurrent-requests',
+      labelNames: ['result'],
+      registers,
+    })
     const meter = new FellBehindMeter()
     // the simulator's own, as the worker's: what a run checks before it believes the router's timings
     new Counter({

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { readBody, sendJson, sendText } from '../shared/http-util.ts'
 import { exitOnSignals, listen } from '../shared/serve-process.ts'
+import { ConcurrencyLimit } from './concurrency-limit.ts'
 import { type ForwardContext, forwardRequest } from './forward-request.ts'
 import { makePolicy } from './policies.ts'
 import { type RouterConfig, resolveRouterConfig } from './router-config.ts'
@@ -136,7 +137,18 @@ async function route(
   ) {
     return sendJson(res, 401, { error: { message: 'Unauthorized' } })
   }
-  if (DATA_PLANE.has(p) && method === 'POST') return forwardRequest(fwd, p, await readBody(req), req, res)
+  if (DATA_PLANE.has(p) && method === 'POST') {
+    const admission = await fwd.limit.acquire()
+    if (fwd.limit.enabled) fwd.metrics.rateLimit.inc({ result: admission.ok ? 'allowed' : 'rejected' })
+    if (!admission.ok) {
+      fwd.metrics.httpResponses.inc({ status_code: String(admission.status), error_code: '' })
+      res.writeHead(admission.status, { 'content-length': 0 })
+      return void res.end()
+    }
+    // the token comes back when the response has ended, stream included, or its client went away
+    res.once('close', admission.release)
+    return forwardRequest(fwd, p, await readBody(req), req, res)
+  }
   if (PROXIED_INFO.has(p) && method === 'GET') return proxyToFirstHealthy(registry, p + url.search, res)
   if (p === '/workers' || p.startsWith('/workers/')) return handleWorkers(registry, method, url, req, res)
   if (p === '/flush_cache' && method === 'POST') {
@@ -162,7 +174,13 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
       cfg.workerUrls.join(', ') || '(no workers yet)'
     }`,
   )
-  const fwd: ForwardContext = { cfg, policy: makePolicy(cfg), metrics, workers: () => registry.list() }
+  const fwd: ForwardContext = {
+    cfg,
+    policy: makePolicy(cfg),
+    metrics,
+    workers: () => registry.list(),
+    limit: new ConcurrencyLimit(cfg),
+  }
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     route(cfg, registry, fwd, req, res).catch((err: unknown) => {
       if (!res.headersSent)
