@@ -1,5 +1,6 @@
 import { loadGeneratorBench } from './load-generator.bench.ts'
 import { simulatorBench } from './simulator.bench.ts'
+import { simulatorCpuBench } from './simulator-cpu.bench.ts'
 
 /** `npm run bench`: prints figures; nothing here asserts (timing claims are not tests). */
 const print = (title: string, figures: Record<string, string>): void => {
@@ -18,4 +19,8 @@ print(
 print(
   'Simulator: ~600 concurrent streams on one sim-server process (load from one process, probes from another; same host)',
   await simulatorBench(),
+)
+print(
+  'Simulator throughput: CPU a streamed chunk, and chunks a second at capacity (issue 22; /proc CPU times, all threads)',
+  await simulatorCpuBench(),
 )

@@ -106,7 +106,72 @@ function pin(pids: number[], cpus: string): string {
 
 const us = (x: number | undefined): string => (x === undefined ? '—' : `${x.toFixed(1)} µs`)
 
-/** `npm run bench`'s simulator CPU figures, beside issue 22's targets. */
+interface RawRun {
+  chunks: number
+  requests: number
+  errors: number
+  seconds: number
+}
+
+/** A simulator process's `llmperf_sim:fell_behind_seconds_total`, from its /metrics. */
+async function fellBehindS(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text()
+  return Number(/^llmperf_sim:fell_behind_seconds_total (\S+)$/mu.exec(text)?.[1] ?? Number.NaN)
+}
+
+/**
+ * Drives `topology` with bench/raw-stream-client.ts (`streams` closed-loop streams of `tokens` tokens for 8 s):
+ * the measured process (the router, else the worker) alone on CPU 1, everything else on CPU 0. Returns the chunks a
+ * second it streamed, its CPU per chunk and the time it fell behind.
+ */
+export async function atCapacity(
+  topology: TopologyOptions,
+  streams: number,
+  tokens: number,
+): Promise<{
+  layout: string
+  chunkRate: number
+  perChunkUs: number
+  behindS: number
+  seconds: number
+  errors: number
+}> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-sim-cap-'))
+  await using topo = await launchTopology('bench-capacity', topology, { logDir: dir })
+  const measured = (topo.router?.pid ?? topo.workers[0]?.pid) as number
+  const layout = pin([measured], '1')
+  pin(
+    topo.workers.flatMap((w) => (w.pid === undefined || w.pid === measured ? [] : [w.pid])),
+    '0',
+  )
+  const before = processCpuS(measured)
+  const behindBefore = await fellBehindS(topo.router?.metricsUrl ?? `${topo.url}/metrics`)
+  const client = execa(process.execPath, [
+    fileURLToPath(new URL('./raw-stream-client.ts', import.meta.url)),
+    topo.url,
+    String(streams),
+    '8',
+    String(tokens),
+  ])
+  pin([client.pid as number], '0')
+  const run = JSON.parse(String((await client).stdout)) as RawRun
+  const cpu = processCpuS(measured) - before
+  const behindS = (await fellBehindS(topo.router?.metricsUrl ?? `${topo.url}/metrics`)) - behindBefore
+  return {
+    layout,
+    chunkRate: run.chunks / run.seconds,
+    perChunkUs: (cpu * 1e6) / run.chunks,
+    behindS,
+    seconds: run.seconds,
+    errors: run.errors,
+  }
+}
+
+const capacityLine = (r: Awaited<ReturnType<typeof atCapacity>>): string =>
+  `${(r.chunkRate / 1000).toFixed(1)}k chunks/s, ${us(r.perChunkUs)} a chunk, fell behind ${r.behindS.toFixed(2)} s ` +
+  `of ${r.seconds.toFixed(1)} s${r.errors > 0 ? `, ${r.errors} errors` : ''}`
+
+/** `npm run bench`'s simulator figures, beside issue 22's targets. */
 export async function simulatorCpuBench(): Promise<Record<string, string>> {
   const sim = { speed: 8, nodeArgs: [] }
   const worker = await cpuPerChunk({ workers: 1, sim }, { rate: 150, requests: 1500 })
@@ -114,11 +179,18 @@ export async function simulatorCpuBench(): Promise<Record<string, string>> {
     { workers: 1, router: { policy: 'cache_aware' }, sim },
     { rate: 150, requests: 1500 },
   )
+  const workerAtCapacity = await atCapacity({ workers: 1, sim }, 128, 512)
+  const routerAtCapacity = await atCapacity({ workers: 2, router: { policy: 'cache_aware' }, sim }, 128, 512)
   return {
-    load: '150 req/s × 10 s, 128-token prompts, 64-token outputs, /generate streamed, speed 8',
-    'worker CPU per chunk (target ≤ 16 µs)': `${us(Object.values(worker.perChunkUs)[0])} over ${worker.chunks} chunks`,
-    'router CPU per chunk (target ≤ 8 µs)': `${us(routed.perChunkUs['router'])} over ${routed.chunks} chunks`,
-    'worker behind the router': us(Object.entries(routed.perChunkUs).find(([k]) => k !== 'router')?.[1]),
+    'CPU layout': `${worker.layout}; ${availableParallelism()} CPUs in all`,
+    "issue 22's load":
+      '150 req/s × 10 s by our client, 128-token prompts, 64-token outputs, /generate streamed, speed 8',
+    '  worker CPU a chunk (target ≤ 16 µs)': `${us(Object.values(worker.perChunkUs)[0])} over ${worker.chunks} chunks`,
+    '  router CPU a chunk (target ≤ 8 µs)': `${us(routed.perChunkUs['router'])} over ${routed.chunks} chunks`,
+    '  its worker, behind the router': us(Object.entries(routed.perChunkUs).find(([k]) => k !== 'router')?.[1]),
+    'at capacity': '128 closed-loop streams × 512 tokens (bench/raw-stream-client.ts), speed 8, 8 s',
+    '  one worker alone on a CPU (target ≥ 60k chunks/s)': capacityLine(workerAtCapacity),
+    '  the router alone on a CPU, 2 workers (target ≥ 250k chunks/s on its cores)': capacityLine(routerAtCapacity),
   }
 }
 

@@ -119,10 +119,11 @@ export class SimEngine {
     if (lostMs > 0) this.#metrics?.fellBehind(lostMs / 1000)
     const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
     this.#virtualEndMs = virtualStart + durationMs
-    // a timer waits a whole millisecond at least: a step the timeline says is already due (a busy worker's
-    // short decode steps) would lose that much each time, so it runs as soon as pending I/O has been read
+    // a timer waits a whole millisecond at least: a step the timeline says is already due (the timeline is behind,
+    // catching up) would lose that much each time, so it runs as soon as pending I/O has been read. A step due in
+    // less than a millisecond waits the timer's millisecond, and the timeline catches that up with the next ones.
     const waitMs = this.#virtualEndMs - nowMs
-    if (waitMs < 1) setImmediate(() => this.#endStep(prefill, decode))
+    if (waitMs <= 0) setImmediate(() => this.#endStep(prefill, decode))
     else setTimeout(() => this.#endStep(prefill, decode), waitMs)
   }
 

@@ -9,14 +9,22 @@ class GrowingBytes {
   #buf = Buffer.allocUnsafe(256)
   length = 0
 
+  #room(n: number): void {
+    if (this.length + n <= this.#buf.length) return
+    const bigger = Buffer.allocUnsafe(Math.max(2 * this.#buf.length, this.length + n))
+    this.#buf.copy(bigger, 0, 0, this.length)
+    this.#buf = bigger
+  }
+
   append(bytes: Buffer): void {
-    if (this.length + bytes.length > this.#buf.length) {
-      const bigger = Buffer.allocUnsafe(Math.max(2 * this.#buf.length, this.length + bytes.length))
-      this.#buf.copy(bigger, 0, 0, this.length)
-      this.#buf = bigger
-    }
-    bytes.copy(this.#buf, this.length)
-    this.length += bytes.length
+    this.#room(bytes.length)
+    this.length += bytes.copy(this.#buf, this.length)
+  }
+
+  /** ASCII text (digits and commas), written in place. */
+  appendAscii(text: string): void {
+    this.#room(text.length)
+    this.length += this.#buf.write(text, this.length, 'latin1')
   }
 
   copyTo(target: Buffer, at: number): number {
@@ -61,7 +69,7 @@ export class GenerationOutput {
   catchUp(generated: number): void {
     while (this.ids.length < generated) {
       const t = outputToken(this.#seed, this.#hash, this.ids.length)
-      this.idsJson.append(Buffer.from(this.ids.length === 0 ? String(t.id) : `,${t.id}`, 'latin1'))
+      this.idsJson.appendAscii(this.ids.length === 0 ? String(t.id) : `,${t.id}`)
       this.ids.push(t.id)
       this.text += t.text
       this.textJson.append(tokenJson(t.text))
