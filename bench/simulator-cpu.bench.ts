@@ -9,10 +9,6 @@ import { launchTopology } from '../src/plugin/launch-topology.ts'
 import type { TopologyOptions } from '../src/topology/topology-options.ts'
 import { processCpuS } from './process-cpu.ts'
 
-/** Issue 22's targets on a 2-vCPU machine: 60k chunks/s on a core is 16 µs a chunk, 250k/s over two is 8 µs. */
-const WORKER_TARGET_US = 16
-const ROUTER_TARGET_US = 8
-
 /** What load-child.ts prints (the fields read here). */
 interface LoadRun {
   chunks: number
