@@ -8,14 +8,15 @@ import { startControlServer } from './control-server.ts'
 import { engineOverride } from './engine-override.ts'
 import { progressPrinter } from './progress-printer.ts'
 import type { LlmPerfContext } from './provided-context.ts'
+import { usedTopologies } from './used-topologies.ts'
 import './provided-context.ts'
 
 const KEY = Symbol.for('vitest-llm-perf.global-setup')
 type Holder = { [KEY]?: Map<string, { context: LlmPerfContext; refs: number; teardown: () => Promise<void> }> }
 
 /**
- * Runs once in the Vitest main process before the perf project's tests: launches every configured
- * topology, provides their addresses, and returns the teardown that stops them. Idempotent when Vitest
+ * Runs once in the Vitest main process before the perf project's tests: launches the configured topologies
+ * the selected test files use, provides their addresses, and returns the teardown that stops them. Idempotent when Vitest
  * loads it twice; if a launch fails half-way, whatever started is stopped before the error surfaces.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
@@ -38,8 +39,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const stopAll = async (): Promise<void> => {
     await Promise.allSettled([...started.values()].map((t) => t.stop()))
   }
+  const configured = Object.keys(options.topologies)
+  const used = await usedTopologies(project, configured)
+  const unused = configured.filter((name) => !used.includes(name))
+  if (unused.length > 0)
+    process.stdout.write(`[llm-perf] not starting ${unused.join(', ')}: no selected test file names it\n`)
   try {
-    for (const [name, t] of Object.entries(options.topologies)) {
+    for (const [name, t] of Object.entries(options.topologies).filter(([name]) => used.includes(name))) {
       process.stdout.write(`[llm-perf] starting topology ${name}…\n`)
       const topo = await startTopology(
         name,
@@ -66,6 +72,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const context: LlmPerfContext = {
     artifactsDir,
     control: { url: control.url, token: control.token },
+    unstarted: unused,
     topologies: Object.fromEntries(
       [...started].map(([name, t]) => [name, t.describe({ url: control.url, token: control.token })]),
     ),

@@ -4,6 +4,8 @@ import type { ResolvedPerfOptions } from '../topology/topology-options.ts'
 /** What globalSetup hands to tests through `inject('llmPerf')`. */
 export interface LlmPerfContext {
   topologies: Record<string, TopologyInfo>
+  /** Configured topologies this run did not start: no selected test file names them. */
+  unstarted?: string[]
   artifactsDir: string
   control?: { url: string; token: string }
 }

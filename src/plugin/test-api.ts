@@ -26,6 +26,12 @@ function topologyLookup(ctx: LlmPerfContext): (name: string) => TopologyInfo {
   return (name) => {
     const found = ctx.topologies[name]
     if (found !== undefined) return found
+    if (ctx.unstarted?.includes(name) === true)
+      throw new Error(
+        `Topology ${JSON.stringify(name)} was not started: no test file selected for this run names it as a string ` +
+          `literal (only those topologies start). Write topology('${name}') with the name itself, or run the file ` +
+          'that names it',
+      )
     throw new Error(
       `No topology named ${JSON.stringify(name)}: the perf project configures ${
         Object.keys(ctx.topologies)
