@@ -110,7 +110,7 @@ test('every problem with the options, the SLO spec, the failure schedule and the
     [
       'Invalid benchRequests options:',
       '  - `rate`: expected a positive number of requests per second, or Infinity, got -1 (number)',
-      "  - `dataset.kind`: expected `kind` to be one of 'random', 'sharegpt', 'custom', 'shared-prefix', 'trace', got \"nope\" (string)",
+      "  - `dataset.kind`: expected `kind` to be one of 'random', 'sharegpt', 'custom', 'shared-prefix', 'trace', 'conversations', got \"nope\" (string)",
       "  - `slo`: Unsupported objective 'p42' for ttft (a duration): supported: p50, p90, p95, p99, p999, mean, max, minSamples",
       '  - `failures`: needs a topology started by vitest-llm-perf as the target (it can fail its workers), got a plain URL',
       "  - `failures`: expected keys like '30s', '500ms', '2m', '30%' or a number of seconds, got \"soon\"",

@@ -47,6 +47,8 @@ export const EXTRA_COLUMNS = [
   'server_timestamps',
   'requested_prompt_tokens',
   'warning',
+  'session_id',
+  'turn',
 ] as const
 
 export const CSV_COLUMNS = [...DESIGN_COLUMNS, ...EXTRA_COLUMNS] as const
@@ -86,6 +88,8 @@ export const COUNT_COLUMNS = [
   'cached_tokens',
   'chunks',
   'requested_prompt_tokens',
+  'session_id',
+  'turn',
 ] as const
 
 /** Durations are seconds in requests.csv and milliseconds in summaries, objectives, messages and reports. */

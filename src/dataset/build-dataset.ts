@@ -1,6 +1,7 @@
 import { DatasetError } from '../common/errors.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import type { ResolvedDataset } from '../options/dataset-options.ts'
+import { conversationItems, conversationShape } from './conversation-dataset.ts'
 import type { DatasetItem } from './dataset-item.ts'
 import { customRows, sharegptRows, type TextRow } from './file-datasets.ts'
 import { PackedDataset } from './packed-dataset.ts'
@@ -55,6 +56,12 @@ export async function buildDataset(
       break
     case 'trace':
       throw new DatasetError('a trace is replayed by traceReplay (src/traffic/), not built here')
+    case 'conversations': {
+      const starts = conversationShape(spec, seed)
+      const items = conversationItems(spec, starts, random, formFor, exact)
+      packed = await PackedDataset.packAsync(items, starts[spec.sessions] as number, signal)
+      break
+    }
     case 'custom':
       packed = await PackedDataset.packAsync(
         await textItems(form, await withOutputLengths(await customRows(spec), spec.outputLen, form)),

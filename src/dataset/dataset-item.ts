@@ -12,6 +12,8 @@ export interface DatasetItem {
   promptTokens: number | undefined
   /** max_new_tokens / max_tokens requested. */
   outputLen: number
+  /** A conversation's turn on /v1/chat/completions: the messages so far, the new user message last. */
+  messages?: Array<{ role: 'user' | 'assistant'; content: string }>
 }
 
 export function countWords(text: string): number {

@@ -16,8 +16,10 @@ import { summariseServerMetrics } from '../server-metrics/server-metrics-summary
 import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
+import { summariseConversations } from '../summarise/conversation-summary.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
 import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
+import { conversationPlan } from '../traffic/conversation-plan.ts'
 import { traceInputs } from '../traffic/trace-inputs.ts'
 import { type BenchTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
@@ -71,7 +73,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
   claimRunFolder(outDir)
   const trace = opts.dataset.kind === 'trace' ? await traceInputs(opts.dataset, opts) : undefined
   const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = trace ?? (await datasetFor(opts, target, headers))
-  const arrivalsS = trace?.arrivalsS ?? arrivalSchedule({ ...opts, requests: dataset.length })
+  const plan = opts.dataset.kind === 'conversations' ? conversationPlan(opts.dataset, opts.seed, opts) : undefined
+  const arrivalsS = trace?.arrivalsS ?? plan?.requestArrivalsS ?? arrivalSchedule({ ...opts, requests: dataset.length })
   const timeline = [
     ...opts.timeline,
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
@@ -122,7 +125,9 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     // this host's rows: requests index, index + count, …
     const table = new RecordTable(shareOf(dataset.length, host.index, host.count))
     const sources = metricsSources(target)
-    const threads = opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
+    // a conversation's turns share its history: one load thread holds them all
+    const threads =
+      plan !== undefined ? 1 : opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
     let lateStartMs: number | undefined
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
     const result = await runShards({
@@ -139,6 +144,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         send: sendOptions,
         body,
         ...(opts.users === undefined ? {} : { users: { thinkTime: opts.thinkTime, seed: opts.seed } }),
+        ...(plan === undefined ? {} : { conversations: { ...plan, thinkTime: opts.thinkTime, seed: opts.seed } }),
       },
       signal: opts.signal,
       onProgress: opts.onProgress,
@@ -223,12 +229,15 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         shard: opts.shard ?? null,
         start_epoch_ms: Math.round(clock.startEpochS * 1000),
         receive_busy: result.receiveBusy,
-        mode: opts.users === undefined ? 'open' : 'closed',
-        ...(opts.users === undefined ? {} : { users: opts.users, think_time_ms: opts.thinkTime }),
+        mode: plan !== undefined ? 'conversations' : opts.users === undefined ? 'open' : 'closed',
+        ...(opts.users === undefined && plan === undefined
+          ? {}
+          : { ...(plan === undefined ? { users: opts.users } : {}), think_time_ms: opts.thinkTime }),
         ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
       },
       goodput: null,
       trace: trace?.summary(table) ?? null,
+      conversations: plan === undefined ? null : summariseConversations(table),
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }

@@ -4,6 +4,7 @@ import { startRunClock } from '../common/clock.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import { PackedDataset } from '../dataset/packed-dataset.ts'
 import type { RequestRecord } from '../record/request-record.ts'
+import { runConversations } from '../traffic/run-conversations.ts'
 import { newCounts, runLoop, thinkTimeSampler } from './run-loop.ts'
 import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
 import { targetPool } from './target-pool.ts'
@@ -46,28 +47,48 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
   const eluBefore = performance.eventLoopUtilization()
   loopDelay.enable()
   try {
-    await runLoop({
-      dataset: PackedDataset.of(spec.dataset),
-      arrivalsS: spec.arrivalsS,
-      firstIndex: spec.firstIndex,
-      stride: spec.stride,
-      maxInFlight: spec.maxInFlight,
-      thinkMs:
-        spec.users === undefined
-          ? undefined
-          : thinkTimeSampler(spec.users.thinkTime, new SeededRandom(spec.users.seed + spec.firstIndex)),
-      clock,
-      body: spec.body,
-      host: spec.host,
-      runId: spec.runId,
-      signal: abort.signal,
-      counts,
-      send: { ...spec.send, pool, signal: abort.signal, nowMs: clock.nowMs },
-      onRecord: (r) => {
-        rows.push(r)
-        if (rows.length >= BATCH_ROWS) flush()
-      },
-    })
+    const conv = spec.conversations
+    if (conv !== undefined)
+      await runConversations({
+        dataset: PackedDataset.of(spec.dataset),
+        starts: conv.starts,
+        sessionArrivalsS: conv.sessionArrivalsS,
+        thinkMs: thinkTimeSampler(conv.thinkTime, new SeededRandom(conv.seed)),
+        clock,
+        body: spec.body,
+        host: spec.host,
+        runId: spec.runId,
+        signal: abort.signal,
+        counts,
+        send: { ...spec.send, pool, signal: abort.signal, nowMs: clock.nowMs },
+        onRecord: (r) => {
+          rows.push(r)
+          if (rows.length >= BATCH_ROWS) flush()
+        },
+      })
+    else
+      await runLoop({
+        dataset: PackedDataset.of(spec.dataset),
+        arrivalsS: spec.arrivalsS,
+        firstIndex: spec.firstIndex,
+        stride: spec.stride,
+        maxInFlight: spec.maxInFlight,
+        thinkMs:
+          spec.users === undefined
+            ? undefined
+            : thinkTimeSampler(spec.users.thinkTime, new SeededRandom(spec.users.seed + spec.firstIndex)),
+        clock,
+        body: spec.body,
+        host: spec.host,
+        runId: spec.runId,
+        signal: abort.signal,
+        counts,
+        send: { ...spec.send, pool, signal: abort.signal, nowMs: clock.nowMs },
+        onRecord: (r) => {
+          rows.push(r)
+          if (rows.length >= BATCH_ROWS) flush()
+        },
+      })
   } finally {
     loopDelay.disable()
     clearInterval(timer)

@@ -20,6 +20,8 @@ export interface ShardSpec {
   maxInFlight: number
   /** Closed-loop users: each slot is a user who sends the next request its think time after the last answer. */
   users?: { thinkTime: ThinkTime; seed: number }
+  /** Multi-turn conversations (one shard holds them all): where each session's turns start, and when it opens. */
+  conversations?: { starts: Int32Array; sessionArrivalsS: Float64Array; thinkTime: ThinkTime; seed: number }
   send: Omit<SendContext, 'pool' | 'signal' | 'nowMs'>
   body: BodyOptions
 }

@@ -78,7 +78,8 @@ export const benchOptionsSchema = z.strictObject({
    */
   users: z.int({ error: 'expected a positive integer' }).positive({ error: 'expected a positive integer' }).optional(),
   /**
-   * With `users`: the pause between an answer and the user's next request, ms: a number, or
+   * With `users` or a conversations dataset: the pause between an answer and the user's next request (the next
+   * turn), ms: a number, or
    * `{ distribution: 'exponential', meanMs }` or `{ distribution: 'uniform', minMs, maxMs }`. @default 0
    */
   thinkTime: z
@@ -246,8 +247,28 @@ export function validateBenchOptions(
     problems.push(
       `\`arrival\`: closed-loop users send when their last answer came, got arrival '${opts.arrival}' with users`,
     )
-  if (opts.users === undefined && given['thinkTime'] !== undefined)
-    problems.push('`thinkTime`: is the pause of closed-loop users and needs `users`')
+  const conversations = opts.dataset.kind === 'conversations'
+  if (opts.users === undefined && !conversations && given['thinkTime'] !== undefined)
+    problems.push(
+      "`thinkTime`: is the pause of closed-loop users or between a conversation's turns, and needs `users` or " +
+        "dataset kind 'conversations'",
+    )
+  if (conversations) {
+    const d = opts.dataset as { sessions: number }
+    if (given['requests'] !== undefined)
+      problems.push(
+        `\`requests\`: a conversations dataset's requests are its sessions' turns (dataset.sessions ${d.sessions}); ` +
+          'set dataset.sessions and dataset.turns instead',
+      )
+    if (opts.users !== undefined)
+      problems.push('`users`: conversations pace themselves (each turn after the last answer and thinkTime)')
+    if (opts.processes !== 'auto' && opts.processes > 1)
+      problems.push(
+        `\`processes\`: a conversations run keeps each session's history in one load thread; expected 1 or 'auto', ` +
+          `got ${opts.processes}`,
+      )
+    if (opts.shard !== undefined) problems.push('`shard`: a conversations run cannot be split over hosts yet')
+  }
   if (typeof opts.thinkTime === 'object' && 'minMs' in opts.thinkTime && opts.thinkTime.minMs > opts.thinkTime.maxMs)
     problems.push(`\`thinkTime.minMs\`: expected at most maxMs (${opts.thinkTime.maxMs}), got ${opts.thinkTime.minMs}`)
   const trace = opts.dataset.kind === 'trace'
@@ -264,7 +285,7 @@ export function validateBenchOptions(
       "`api`: a trace's prompts are token ids (block k of every prompt with hash id h is the same tokens), which chat " +
         "cannot send; use api 'generate' or 'completions'",
     )
-  const sized = opts.dataset.kind === 'sharegpt' || opts.dataset.kind === 'custom' || trace
+  const sized = opts.dataset.kind === 'sharegpt' || opts.dataset.kind === 'custom' || trace || conversations
   if (opts.requests === undefined && !sized && opts.dataset.kind !== 'shared-prefix') {
     problems.push('`requests`: expected a positive integer (how many requests to send), got nothing')
   }

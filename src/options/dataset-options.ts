@@ -88,13 +88,50 @@ export const traceDatasetSchema = z.strictObject({
   blockSize: positiveInt('a positive integer (tokens)').default(512),
 })
 
+const turnsSchema = z.union(
+  [
+    positiveInt('a positive integer'),
+    z.strictObject({ min: positiveInt('a positive integer'), max: positiveInt('a positive integer') }),
+  ],
+  { error: 'expected a positive integer, or { min, max } (turns a session has, uniform between them)' },
+)
+
+export const conversationsDatasetSchema = z
+  .strictObject({
+    kind: z.literal('conversations'),
+    /** Overrides benchRequests' `tokenizer` for this dataset. */
+    tokenizer: tokenizerSchema.optional(),
+    /** Conversations; they arrive at benchRequests' `rate` (sessions a second) and `arrival` process. */
+    sessions: positiveInt('a positive integer'),
+    /** User turns a session has: a number, or { min, max } drawn per session with the seed. */
+    turns: turnsSchema,
+    /** Tokens of the system prompt every session opens with (one application's): 0 for none. @default 0 */
+    systemPromptLen: z.int({ error: 'expected a non-negative integer (tokens)' }).nonnegative().default(0),
+    /** Tokens of each new user message. */
+    userTurnLen: positiveInt('a positive integer (tokens)'),
+    /** Tokens of each answer, enforced with max_new_tokens / max_tokens and ignore_eos. */
+    outputLen: positiveInt('a positive integer (tokens)'),
+  })
+  .refine((d) => typeof d.turns === 'number' || d.turns.min <= d.turns.max, {
+    error: 'expected turns.min at most turns.max',
+    path: ['turns'],
+  })
+
 export const datasetSchema = z.discriminatedUnion(
   'kind',
-  [randomDatasetSchema, sharegptDatasetSchema, customDatasetSchema, sharedPrefixDatasetSchema, traceDatasetSchema],
-  { error: "expected `kind` to be one of 'random', 'sharegpt', 'custom', 'shared-prefix', 'trace'" },
+  [
+    randomDatasetSchema,
+    sharegptDatasetSchema,
+    customDatasetSchema,
+    sharedPrefixDatasetSchema,
+    traceDatasetSchema,
+    conversationsDatasetSchema,
+  ],
+  { error: "expected `kind` to be one of 'random', 'sharegpt', 'custom', 'shared-prefix', 'trace', 'conversations'" },
 )
 
 export type DatasetOptions = z.input<typeof datasetSchema>
 export type ResolvedDataset = z.output<typeof datasetSchema>
 export type CustomItem = z.output<typeof customItemSchema>
 export { customItemSchema }
+export type ConversationsDataset = z.output<typeof conversationsDatasetSchema>

@@ -53,6 +53,9 @@ export interface RequestRecord {
   requested_prompt_tokens: number | undefined
   /** A successful request that did not do what was asked: fewer output tokens, another prompt length. */
   warning: string | undefined
+  /** A conversation's session (from 0) and turn (from 1); empty outside conversations. */
+  session_id: number | undefined
+  turn: number | undefined
 }
 
 /**
@@ -133,6 +136,8 @@ export function buildRecord(
     server_timestamps: s.variant,
     requested_prompt_tokens: obs.requestedPromptTokens,
     warning: warningOf(obs, outTokens),
+    session_id: obs.sessionId,
+    turn: obs.turn,
   }
 }
 

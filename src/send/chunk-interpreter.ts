@@ -38,6 +38,10 @@ function interpretGenerate(payload: Json, obs: Observation, atMs: number): void 
   const meta = isObject(payload['meta_info']) ? payload['meta_info'] : {}
   const text = payload['text']
   if (typeof text === 'string' && text.length > 0) obs.hasGeneratedText = true
+  // SGLang's /generate repeats all text so far in each chunk, unless its server streams increments
+  // (--incremental-streaming-output): a chunk that does not begin with what came before is a new piece
+  if (obs.answer !== undefined && typeof text === 'string')
+    obs.answer = text.startsWith(obs.answer) ? text : obs.answer + text
   const total = num(meta['completion_tokens'])
   if (total !== undefined) {
     addTokens(obs, total - (obs.completionTokens ?? 0), atMs)
@@ -69,6 +73,8 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
     if (content !== undefined) {
       obs.hasGeneratedText = true
       addTokens(obs, 1, atMs)
+      if (obs.answer !== undefined && typeof delta['content'] === 'string') obs.answer += delta['content']
+      else if (obs.answer !== undefined && typeof delta['text'] === 'string') obs.answer += delta['text']
     }
     if (typeof choice['finish_reason'] === 'string') obs.finishReason = choice['finish_reason']
     if (choice['finish_reason'] === 'abort' || choice['finish_reason'] === 'error')

@@ -39,6 +39,11 @@ export interface Observation {
   chunks: number
   /** Server timing keys found in meta_info (epoch seconds or seconds), by their wire name. */
   serverTiming: Record<string, number>
+  /** A conversation's turn: its session and turn (from 1); undefined outside conversations. */
+  sessionId: number | undefined
+  turn: number | undefined
+  /** The generated text, kept only where a later turn needs it (`''` asks for it; undefined keeps nothing). */
+  answer: string | undefined
 }
 
 export function newObservation(
@@ -46,11 +51,14 @@ export function newObservation(
     Observation,
     'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'
   > &
-    Partial<Pick<Observation, 'requestedPromptTokens' | 'chat'>>,
+    Partial<Pick<Observation, 'requestedPromptTokens' | 'chat' | 'sessionId' | 'turn' | 'answer'>>,
 ): Observation {
   return {
     requestedPromptTokens: undefined,
     chat: false,
+    sessionId: undefined,
+    turn: undefined,
+    answer: undefined,
     ...init,
     sendMs: undefined,
     headersMs: undefined,

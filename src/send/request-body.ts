@@ -44,7 +44,7 @@ export function requestBody(item: DatasetItem, reqId: string, opts: BodyOptions)
     return { ...common, prompt: item.prompt, max_tokens: item.outputLen, ...opts.extraBody }
   return {
     ...common,
-    messages: [{ role: 'user', content: item.prompt }],
+    messages: item.messages ?? [{ role: 'user', content: item.prompt }],
     max_tokens: item.outputLen,
     ...opts.extraBody,
   }

@@ -2,6 +2,7 @@ import type { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summary.ts'
 import type { TraceSummary } from '../traffic/trace-cache-check.ts'
+import type { ConversationSummary } from './conversation-summary.ts'
 import type { RunSummary } from './run-summary.ts'
 
 /** What summary.json holds besides the figures: enough to reproduce and to trust the run. */
@@ -30,8 +31,11 @@ export interface RunContext {
     shard: { index: number; count: number } | null
     start_epoch_ms: number
     receive_busy: number
-    /** 'open': arrivals on a schedule; 'closed': `users` that each send after their last answer and a think time. */
-    mode?: 'open' | 'closed'
+    /**
+     * 'open': arrivals on a schedule; 'closed': `users` that each send after their last answer and a think time;
+     * 'conversations': sessions on a schedule, each turn after the last answer and a think time.
+     */
+    mode?: 'open' | 'closed' | 'conversations'
     users?: number
     think_time_ms?: unknown
     /** A shard that began after its `startAt`: by how many ms (its first requests were sent late). */
@@ -45,6 +49,8 @@ export interface RunContext {
   server_metrics: ServerMetricsSummary | null
   /** A trace replay (dataset kind 'trace'): the trace, and the cached tokens its hash ids predict vs reported. */
   trace?: TraceSummary | null
+  /** A multi-turn run (dataset kind 'conversations'): TTFT and cache hit rate by turn, the hit rate over time. */
+  conversations?: ConversationSummary | null
 }
 
 export interface BenchSummary extends RunSummary, RunContext {}

@@ -1,0 +1,26 @@
+import { conversationShape } from '../dataset/conversation-dataset.ts'
+import type { ConversationsDataset } from '../options/dataset-options.ts'
+import { arrivalSchedule, type ScheduleOptions } from '../schedule/arrival-schedule.ts'
+
+export interface ConversationPlan {
+  /** Session s is requests starts[s] … starts[s + 1] − 1. */
+  starts: Int32Array
+  /** When each session opens: the run's arrival process over sessions (`rate` is sessions a second). */
+  sessionArrivalsS: Float64Array
+  /** Per request, its session's opening: what the run's progress and shares read (a later turn's is when it is sent). */
+  requestArrivalsS: Float64Array
+}
+
+/** A conversations run's shape and schedule, from the same spec and seed that built its dataset. */
+export function conversationPlan(
+  spec: ConversationsDataset,
+  seed: number,
+  schedule: Omit<ScheduleOptions, 'requests'>,
+): ConversationPlan {
+  const starts = conversationShape(spec, seed)
+  const sessionArrivalsS = arrivalSchedule({ ...schedule, requests: spec.sessions })
+  const requestArrivalsS = new Float64Array(starts[spec.sessions] as number)
+  for (let s = 0; s < spec.sessions; s++)
+    requestArrivalsS.fill(sessionArrivalsS[s] as number, starts[s] as number, starts[s + 1] as number)
+  return { starts, sessionArrivalsS, requestArrivalsS }
+}

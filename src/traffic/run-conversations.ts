@@ -1,0 +1,155 @@
+import type { RunClock } from '../common/clock.ts'
+import type { PackedDataset } from '../dataset/packed-dataset.ts'
+import { buildRecord, type RequestRecord } from '../record/request-record.ts'
+import { dispatchAtTargets } from '../schedule/dispatcher.ts'
+import { newObservation, type Observation } from '../send/observation.ts'
+import { type BodyOptions, requestBody } from '../send/request-body.ts'
+import { type SendContext, sendRequest } from '../send/send-request.ts'
+
+export interface ConversationInputs {
+  /** Every session's new user messages, one item a turn: session s holds items starts[s] … starts[s + 1] − 1. */
+  dataset: PackedDataset
+  starts: Int32Array
+  /** When each session's first turn is due (seconds on the run's axis). */
+  sessionArrivalsS: Float64Array
+  /** The pause between an answer and the session's next turn (ms), drawn per turn. */
+  thinkMs: () => number
+  clock: RunClock
+  send: SendContext
+  body: BodyOptions
+  host: string
+  runId: string
+  signal: AbortSignal | undefined
+  onRecord: (record: RequestRecord) => void
+  counts: { sent: number; done: number; inFlight: number; failures: number; spinMs: number }
+}
+
+interface Exchange {
+  user: string
+  answer: string
+}
+
+/**
+ * Multi-turn conversations: sessions arrive at their times; each turn is sent when the last one's answer has come
+ * and the think time has passed, its prompt the conversation so far — the earlier user messages and the server's
+ * own answers, as it generated them — and the new message. Text APIs get the turns joined by newlines; chat gets
+ * them as user and assistant messages. A turn that fails ends its session: the turns after it are never sent and
+ * get a row each saying so. Every request ends as exactly one row, an abort included.
+ */
+export async function runConversations(inp: ConversationInputs): Promise<void> {
+  const sessions = inp.sessionArrivalsS.length
+  const total = inp.starts[sessions] as number
+  const c = inp.counts
+  let settle: () => void = () => {}
+  const allDone = new Promise<void>((resolve) => (settle = resolve))
+  const emit = (obs: Observation, errorType: ReturnType<typeof buildRecord>['error_type']): void => {
+    const record = buildRecord(obs, inp.clock, errorType, inp.body.stream)
+    if (!record.success) c.failures++
+    c.done++
+    inp.onRecord(record)
+    if (c.done === total) settle()
+  }
+  /** Turns never sent (an earlier one failed, or the run was aborted): a row each, with the reason. */
+  const unsent = (s: number, fromTurn: number, reason: string): void => {
+    for (let i = (inp.starts[s] as number) + fromTurn; i < (inp.starts[s + 1] as number); i++) {
+      const obs = observation(inp, s, i, 0, inp.clock.nowMs())
+      obs.error = reason
+      emit(obs, 'aborted')
+    }
+  }
+  // sessions thinking before their next turn: session → that turn (from 0) and its timer
+  const pending = new Map<number, { next: number; timer: NodeJS.Timeout }>()
+  let fired = 0
+  const turn = (s: number, t: number, history: Exchange[], lagMs: number): void => {
+    if (inp.signal?.aborted) return unsent(s, t, abortReason(inp.signal))
+    const i = (inp.starts[s] as number) + t
+    const item = inp.dataset.item(i)
+    const user = item.prompt as string
+    const obs = observation(inp, s, i, lagMs, inp.clock.nowMs(), history, user)
+    obs.answer = ''
+    const prompt = [...history.flatMap((h) => [h.user, h.answer]), user].join('\n')
+    const messages = [
+      ...history.flatMap((h) => [
+        { role: 'user' as const, content: h.user },
+        { role: 'assistant' as const, content: h.answer },
+      ]),
+      { role: 'user' as const, content: user },
+    ]
+    c.inFlight++
+    c.sent++
+    void sendRequest(inp.send, requestBody({ ...item, prompt, messages }, obs.reqId, inp.body), obs).then(
+      (errorType) => {
+        c.inFlight--
+        const answer = obs.answer ?? ''
+        obs.answer = undefined
+        emit(obs, errorType)
+        const next = t + 1
+        if (i + 1 >= (inp.starts[s + 1] as number)) return
+        if (errorType !== undefined)
+          return unsent(s, next, `not sent: turn ${t + 1} of session ${s} failed (${obs.error ?? errorType})`)
+        const timer = setTimeout(() => {
+          pending.delete(s)
+          turn(s, next, [...history, { user, answer }], 0)
+        }, inp.thinkMs())
+        pending.set(s, { next, timer })
+      },
+    )
+  }
+  const onAbort = (): void => {
+    const reason = abortReason(inp.signal)
+    for (const [s, { next, timer }] of pending) {
+      clearTimeout(timer)
+      unsent(s, next, reason)
+    }
+    pending.clear()
+    for (let s = fired; s < sessions; s++) unsent(s, 0, reason)
+    fired = sessions
+  }
+  if (inp.signal?.aborted) onAbort()
+  else inp.signal?.addEventListener('abort', onAbort, { once: true })
+  const waited = { spinMs: 0 }
+  await dispatchAtTargets({
+    targetsMs: inp.sessionArrivalsS.map((x) => x * 1000),
+    nowMs: inp.clock.nowMs,
+    signal: inp.signal,
+    waiting: waited,
+    fire: (s, lagMs) => {
+      fired = s + 1
+      turn(s, 0, [], lagMs)
+    },
+  })
+  c.spinMs = waited.spinMs
+  if (total > 0) await allDone
+  inp.signal?.removeEventListener('abort', onAbort)
+}
+
+const abortReason = (signal: AbortSignal | undefined): string =>
+  `aborted before it was sent${signal?.reason instanceof Error ? `: ${signal.reason.message}` : ''}`
+
+/**
+ * Turn i's observation: session s, its turn number from 1, and, once sent, the prompt as sent (its words; its
+ * tokens are the server's to count, since the answers in it are the server's own).
+ */
+function observation(
+  inp: ConversationInputs,
+  s: number,
+  i: number,
+  lagMs: number,
+  arrivalMs: number,
+  history: readonly Exchange[] = [],
+  user?: string,
+): Observation {
+  const text = user === undefined ? '' : [...history.flatMap((h) => [h.user, h.answer]), user].join(' ')
+  return newObservation({
+    index: i,
+    reqId: `${inp.runId}-${i}`,
+    arrivalMs,
+    dispatchLagMs: lagMs,
+    host: inp.host,
+    chat: inp.body.api === 'chat',
+    inputLength: text === '' ? inp.dataset.inputLength(i) : text.trim().split(/\s+/u).length,
+    expectedOutputLength: inp.dataset.outputLen(i),
+    sessionId: s,
+    turn: i - (inp.starts[s] as number) + 1,
+  })
+}
