@@ -61,7 +61,10 @@ export async function runConversations(inp: ConversationInputs): Promise<void> {
   const pending = new Map<number, { next: number; timer: NodeJS.Timeout }>()
   let fired = 0
   const turn = (s: number, t: number, history: Exchange[], lagMs: number): void => {
-    if (inp.signal?.aborted) return unsent(s, t, abortReason(inp.signal))
+    if (inp.signal?.aborted) {
+      unsent(s, t, abortReason(inp.signal))
+      return
+    }
     const i = (inp.starts[s] as number) + t
     const item = inp.dataset.item(i)
     const user = item.prompt as string
