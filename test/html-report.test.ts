@@ -70,3 +70,35 @@ test.skipIf(!existsSync(CHROMIUM))(
     }
   },
 )
+
+test.skipIf(!existsSync(CHROMIUM))(
+  'report.html of a conversations run: TTFT and cache hit rate by turn, and the hit rate over time drawn',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llm-perf-html-conv-'))
+    await using topo = await launchTopology('html-conv', { workers: 1, sim: { speed: 4 } }, { logDir: dir })
+    const run = await benchRequests(topo, {
+      rate: 8,
+      quiet: true,
+      dataset: { kind: 'conversations', sessions: 8, turns: 3, systemPromptLen: 64, userTurnLen: 16, outputLen: 8 },
+      outDir: dir,
+    })
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    try {
+      const page = await browser.newPage()
+      const errors: string[] = []
+      page.on('pageerror', (e) => errors.push(String(e)))
+      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()))
+      await page.goto(`file://${run.files.html}`)
+      await page.waitForSelector('#cache-over-time .uplot')
+      expect(errors).toEqual([])
+      const points = run.summary.conversations?.cache_hit_rate_over_time.length
+      expect(points).toBeGreaterThan(0)
+      expect(await page.locator('#cache-over-time').getAttribute('data-points')).toBe(String(points))
+      const text = (await page.locator('#conversation-table').textContent()) ?? ''
+      expect(text).toContain('first turns8')
+      expect(text).toContain('later turns16')
+    } finally {
+      await browser.close()
+    }
+  },
+)

@@ -93,6 +93,23 @@ function serverMetricsTable(s: BenchSummary): string {
   return table(headers, rows, 'server-metrics-table')
 }
 
+/** A multi-turn run: TTFT and the cache hit rate for first and later turns, and the hit rate over time. */
+function conversationSection(s: BenchSummary): string {
+  const c = s.conversations
+  if (c === null || c === undefined) return ''
+  const ms = (v: number | undefined): string => (v === undefined ? 'none' : v.toFixed(1))
+  const rate = (v: number | null): string => (v === null ? 'not reported' : `${(100 * v).toFixed(1)} %`)
+  const row = (name: string, d: typeof c.ttft_ms.first_turn, hit: number | null): string =>
+    tr([esc(name), d?.count ?? 0, ms(d?.p50), ms(d?.p90), ms(d?.p99), rate(hit)])
+  const rows = [
+    row('first turns', c.ttft_ms.first_turn, c.cache_hit_rate.first_turn),
+    row('later turns', c.ttft_ms.later_turns, c.cache_hit_rate.later_turns),
+  ]
+  return `<h2>Conversations: ${c.sessions} sessions, by turn</h2>
+${table(['turns', 'answered', 'TTFT p50 (ms)', 'p90', 'p99', 'cache hit rate'], rows, 'conversation-table')}
+<div id="cache-over-time" class="chart"></div>`
+}
+
 const timelineNote = (requests: number): string =>
   requests > TIMELINE_REQUESTS
     ? ` (every ${Math.ceil(requests / TIMELINE_REQUESTS)}th of ${requests.toLocaleString('en')} requests)`
@@ -127,7 +144,7 @@ ${facts(summary)}
 <h2>Concurrency and server queue depth over time</h2><div id="overtime" class="chart"></div>
 <h2>Running and queued requests per worker (the servers' own /metrics)</h2>
 <div id="server-gauges" class="chart"></div>${serverMetricsTable(summary)}
-<h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}
+<h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}${conversationSection(summary)}
 <p>Every figure is recomputable from requests.csv: percentiles interpolate linearly between closest ranks
 (numpy's default).</p>
 <script id="data" type="application/json">${data}</script>

@@ -115,6 +115,16 @@ function hostsChart(el) {
         y: { range: (u, min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [{ values: names, splits: () => idx }, { label: 'requests', incrs: COUNT_STEPS }] });
 }
+function cacheOverTimeChart(el) {
+  const c = D.summary.conversations;
+  if (!el || !c) return;
+  const points = c.cache_hit_rate_over_time;
+  chart(el, 'Prefix cache hit rate over time (cached / prompt tokens of the requests arriving each second)',
+    [points.map((p) => p[0]), points.map((p) => 100 * p[1])],
+    [{ label: 'cache hit rate (%)', stroke: '#6aa84f', width: 1.5 }],
+    { scales: { x: { time: false }, y: { range: [0, 100] } }, axes: [{ label: 'seconds since start' }, { label: '%' }] });
+  el.dataset.points = String(points.length);
+}
 legend(document.getElementById('legend'));
 drawTimeline(document.getElementById('timeline'));
 percentileChart(document.getElementById('percentiles'), 'Time to first token and its stages, by percentile (ms)',
@@ -125,4 +135,5 @@ percentileChart(document.getElementById('percentiles-token'), 'Per-token latency
 overTimeChart(document.getElementById('overtime'));
 serverGaugesChart(document.getElementById('server-gauges'));
 hostsChart(document.getElementById('hosts'));
+cacheOverTimeChart(document.getElementById('cache-over-time'));
 `
