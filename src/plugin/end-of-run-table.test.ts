@@ -69,3 +69,12 @@ test('a shard that started late says so beside its name', () => {
   const [name] = rowCells({ test: 'shard', state: 'passed', run: run({ late_start_ms: 3020 }) })
   expect(name).toBe('✓ shard (shard started 3.02 s late)')
 })
+
+test('the rate column says what the rate counts: requests, users, or conversation sessions a second', () => {
+  const rateCell = (extra: Partial<CompactSummary>): string =>
+    rowCells({ test: 't', state: 'passed', run: run(extra) })[1] as string
+  expect(rateCell({})).toBe('50')
+  expect(rateCell({ users: 8 })).toBe('8 users')
+  expect(rateCell({ target_rate: 4, sessions: true })).toBe('4 sess/s')
+  expect(rateCell({ target_rate: null })).toBe('inf')
+})

@@ -36,7 +36,11 @@ export function rowCells(r: TableRow): string[] {
   const slo = s.invalid !== undefined ? `invalid (${s.invalid})` : s.slo.length === 0 ? '—' : s.slo.join(' ')
   return [
     `${MARK[r.state] ?? '·'} ${r.test}${s.name === undefined ? '' : ` [${s.name}]`}${lengthsNote(s)}`,
-    s.users !== undefined ? `${s.users} users` : s.target_rate === null ? 'inf' : String(s.target_rate),
+    s.users !== undefined
+      ? `${s.users} users`
+      : s.target_rate === null
+        ? 'inf'
+        : `${s.target_rate}${s.sessions === true ? ' sess/s' : ''}`,
     String(s.requests),
     `${(s.success_rate * 100).toFixed(1)}%`,
     f1(s.ttft_p50),

@@ -19,6 +19,8 @@ export interface CompactSummary {
   lengths: 'tokens' | 'words'
   /** Closed-loop users, where the run had them (the rate column says so). */
   users?: number
+  /** A conversations run: its rate is sessions a second (the rate column says so). */
+  sessions?: true
   /** A shard that began after its startAt, by this many ms. */
   late_start_ms?: number
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
@@ -52,6 +54,7 @@ export function compactSummary(run: BenchRun): CompactSummary {
     lengths: run.summary.tokenizer.kind === 'words' ? 'words' : 'tokens',
     ...(run.summary.load.late_start_ms === undefined ? {} : { late_start_ms: run.summary.load.late_start_ms }),
     ...(run.summary.load.users === undefined ? {} : { users: run.summary.load.users }),
+    ...(run.summary.load.mode === 'conversations' ? { sessions: true as const } : {}),
     slo: [],
   }
 }
