@@ -1,6 +1,6 @@
 // Named for what it checks, not for its module: `npx vitest perf` selects every file whose path contains "perf".
 import { expect, test } from 'vitest'
-import { rowCells, type TableRow, textTable } from './perf-reporter.ts'
+import { reportPaths, rowCells, type TableRow, textTable } from './perf-reporter.ts'
 import type { CompactSummary } from './task-meta.ts'
 
 const run = (extra: Partial<CompactSummary> = {}): CompactSummary => ({
@@ -77,4 +77,26 @@ test('the rate column says what the rate counts: requests, users, or conversatio
   expect(rateCell({ users: 8 })).toBe('8 users')
   expect(rateCell({ target_rate: 4, sessions: true })).toBe('4 sess/s')
   expect(rateCell({ target_rate: null })).toBe('inf')
+})
+
+test('after the table: each run’s report.html, absolute, the failed and invalid runs first', () => {
+  const rows: TableRow[] = [
+    { test: 'a', state: 'passed', run: run({ html: '/abs/a/report.html' }) },
+    { test: 'b', state: 'failed', run: run({ html: '/abs/b/report.html', name: 'rate=8' }) },
+    { test: 'c', state: 'passed', run: run({ html: '/abs/c/report.html', invalid: 'the simulator fell behind' }) },
+  ]
+  expect(reportPaths(rows)).toBe(
+    '\n reports:\n' +
+      '  ✗ b [rate=8]: /abs/b/report.html\n' +
+      '  ✗ c: /abs/c/report.html\n' +
+      '  · a: /abs/a/report.html\n',
+  )
+  expect(reportPaths([{ test: 'x', state: 'passed', run: run() }])).toBe('')
+})
+
+test('the columns say what each rate is: sent/s beside done/s', () => {
+  const table = textTable([{ test: 't', state: 'passed', run: run({ achieved_rate: 50.2 }) }])
+  const [head, row] = table.split('\n')
+  expect(head).toMatch(/ sent\/s {2}done\/s +tok\/s {2}SLO$/u)
+  expect(row).toMatch(/ 50\.2 {4}49\.5 {2}3000\.0 {2}—$/u)
 })

@@ -19,13 +19,14 @@ const f1 = (v: number | undefined | null): string => (v === undefined || v === n
 const COLUMNS = [
   'test',
   'rate',
-  'requests',
+  'reqs',
   'success',
   'ttft p50',
   'ttft p99',
   'e2e p99',
-  'queue p99',
-  'req/s',
+  'q p99',
+  'sent/s',
+  'done/s',
   'tok/s',
   'SLO',
 ] as const
@@ -47,10 +48,32 @@ export function rowCells(r: TableRow): string[] {
     f1(s.ttft_p99),
     f1(s.total_latency_p99),
     f1(s.pure_queue_time_p99),
+    f1(s.achieved_rate),
     f1(s.request_throughput),
     f1(s.output_token_throughput),
     slo,
   ]
+}
+
+const CI_COLUMNS = 120
+const TABLE_TITLE =
+  ' LLM perf (times in ms; q: pure queue time; sent/s: requests sent a second; done/s: completions a second over the whole run, ' +
+  'drain included; tok/s: output tokens a second)'
+/** Reports listed after the table, beyond which runs.json has them. */
+const LISTED_REPORTS = 8
+
+/** Where each run's report.html is (absolute): the failed and invalid runs' first, then the others. */
+export function reportPaths(rows: readonly TableRow[]): string {
+  const bad = (r: TableRow): boolean => r.state === 'failed' || r.run.invalid !== undefined
+  const withReport = rows.filter((r) => r.run.html !== undefined)
+  if (withReport.length === 0) return ''
+  const ordered = [...withReport.filter(bad), ...withReport.filter((r) => !bad(r))]
+  const listed = ordered.slice(0, LISTED_REPORTS).map((r) => {
+    const name = r.run.name === undefined ? r.test : `${r.test} [${r.run.name}]`
+    return `  ${bad(r) ? '✗' : '·'} ${cut(name, 60)}: ${r.run.html}`
+  })
+  const more = ordered.length - listed.length
+  return `\n reports:\n${listed.join('\n')}\n${more > 0 ? `  … and ${more} more (.vitest/llm-perf/runs.json)\n` : ''}`
 }
 
 const cut = (v: string, width: number): string =>
@@ -124,8 +147,9 @@ export class PerfReporter implements Reporter {
       }
     }
     if (rows.length === 0) return
-    const width = process.stdout.isTTY ? process.stdout.columns : undefined
-    const text = redact(`\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows, width)}\n`)
+    // a CI log has no width of its own: 120 columns keep a row on one line in its viewer
+    const width = process.stdout.isTTY ? process.stdout.columns : CI_COLUMNS
+    const text = redact(`\n${TABLE_TITLE}\n\n${textTable(rows, width)}\n${reportPaths(rows)}`)
     if (this.#vitest !== undefined) this.#vitest.logger.log(text)
     else process.stdout.write(`${text}\n`)
     const dir = resolve(this.#vitest?.config.root ?? process.cwd(), '.vitest', 'llm-perf')
@@ -135,7 +159,10 @@ export class PerfReporter implements Reporter {
     if (summary !== undefined && summary !== '')
       appendFileSync(
         summary,
-        redact(`### LLM perf\n\n${markdownTable(rows)}\n\nTimes in ms; throughput in req/s and output tok/s.\n`),
+        redact(
+          `### LLM perf\n\n${markdownTable(rows)}\n\nTimes in ms; sent/s: requests sent a second (the achieved ` +
+            'arrival rate); done/s: completions a second over the whole run, drain included; tok/s: output tokens.\n',
+        ),
       )
   }
 }

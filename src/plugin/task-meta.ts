@@ -13,6 +13,10 @@ export interface CompactSummary {
   request_throughput: number
   output_token_throughput: number | null
   csv: string
+  /** The run's report.html (absolute), where one was written. */
+  html?: string
+  /** Requests sent a second (the achieved arrival rate), beside request_throughput (completions a second). */
+  achieved_rate?: number | null
   /** Why the run says nothing about the server (the load generator or the simulator fell behind), if so. */
   invalid?: string
   /** 'words' when no tokenizer was found and prompt lengths are words, not tokens. */
@@ -51,6 +55,8 @@ export function compactSummary(run: BenchRun): CompactSummary {
     request_throughput: run.summary.request_throughput,
     output_token_throughput: run.summary.output_token_throughput,
     csv: run.files.csv,
+    ...(run.files.html === undefined ? {} : { html: run.files.html }),
+    achieved_rate: run.summary.achieved_rate,
     lengths: run.summary.tokenizer.kind === 'words' ? 'words' : 'tokens',
     ...(run.summary.load.late_start_ms === undefined ? {} : { late_start_ms: run.summary.load.late_start_ms }),
     ...(run.summary.load.users === undefined ? {} : { users: run.summary.load.users }),
