@@ -89,5 +89,11 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
     obs.completionTokens = num(usage['completion_tokens']) ?? obs.completionTokens
     const details = usage['prompt_tokens_details']
     if (isObject(details)) obs.cachedTokens = num(details['cached_tokens']) ?? obs.cachedTokens
+    // llama.cpp's server says how many prompt tokens it evaluated (timings.prompt_n): the rest came from its cache
+    const timings = payload['timings']
+    const evaluated = isObject(timings) ? num(timings['prompt_n']) : undefined
+    const prompt = num(usage['prompt_tokens'])
+    if (!isObject(details) && evaluated !== undefined && prompt !== undefined && evaluated <= prompt)
+      obs.cachedTokens = prompt - evaluated
   }
 }

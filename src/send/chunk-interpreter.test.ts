@@ -1,0 +1,56 @@
+import { expect, test } from 'vitest'
+import { interpretPayload } from './chunk-interpreter.ts'
+import { newObservation } from './observation.ts'
+
+const obs = () =>
+  newObservation({
+    index: 0,
+    reqId: 'r-0',
+    inputLength: 5,
+    expectedOutputLength: 3,
+    arrivalMs: 0,
+    dispatchLagMs: 0,
+    host: 'h',
+  })
+
+// the last chunk of a streamed /v1/completions from llama.cpp's server (measured: b0-unknown, built here)
+const llamaCppLast = {
+  choices: [{ text: '', index: 0, logprobs: null, finish_reason: 'length' }],
+  object: 'text_completion',
+  usage: { completion_tokens: 3, prompt_tokens: 13, total_tokens: 16 },
+  timings: { prompt_n: 12, prompt_ms: 0.7, predicted_n: 3 },
+}
+
+test('llama.cpp says no cached_tokens, but how many prompt tokens it evaluated: the rest came from its cache', () => {
+  const o = obs()
+  interpretPayload('completions', llamaCppLast, o, 1)
+  expect(o.promptTokens).toBe(13)
+  expect(o.cachedTokens).toBe(1)
+})
+
+test('a server that reports cached_tokens is taken at its word; one that reports neither leaves it unknown', () => {
+  const sglang = obs()
+  interpretPayload(
+    'completions',
+    { ...llamaCppLast, usage: { ...llamaCppLast.usage, prompt_tokens_details: { cached_tokens: 8 } } },
+    sglang,
+    1,
+  )
+  expect(sglang.cachedTokens).toBe(8)
+  const silent = obs()
+  interpretPayload('completions', { ...llamaCppLast, timings: undefined }, silent, 1)
+  expect(silent.cachedTokens).toBeUndefined()
+})
+
+test('a conversation keeps the answer: /generate repeats the text so far, /v1 streams pieces', () => {
+  const g = { ...obs(), answer: '' }
+  for (const text of [' a', ' a b', ' a b c'])
+    interpretPayload('generate', { text, meta_info: { completion_tokens: text.split(' ').length - 1 } }, g, 1)
+  expect(g.answer).toBe(' a b c')
+  const inc = { ...obs(), answer: '' }
+  for (const text of [' a', ' b', ' c']) interpretPayload('generate', { text, meta_info: {} }, inc, 1)
+  expect(inc.answer).toBe(' a b c')
+  const chat = { ...obs(), answer: '' }
+  for (const content of ['x', 'y']) interpretPayload('chat', { choices: [{ delta: { content } }] }, chat, 1)
+  expect(chat.answer).toBe('xy')
+})
