@@ -71,7 +71,10 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       ),
   )
   claimRunFolder(outDir)
-  const trace = opts.dataset.kind === 'trace' ? await traceInputs(opts.dataset, opts) : undefined
+  const trace =
+    opts.dataset.kind === 'trace'
+      ? await traceInputs(opts.dataset, opts, { url: target.workers?.[0]?.url ?? target.url, headers })
+      : undefined
   const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = trace ?? (await datasetFor(opts, target, headers))
   const plan = opts.dataset.kind === 'conversations' ? conversationPlan(opts.dataset, opts.seed, opts) : undefined
   const arrivalsS = trace?.arrivalsS ?? plan?.requestArrivalsS ?? arrivalSchedule({ ...opts, requests: dataset.length })

@@ -38,6 +38,20 @@ export function impossibleIds(ids: readonly number[], vocabSize: number | undefi
   return `${bad.length} token ids outside ${where}: ${bad.slice(0, 5).join(', ')}`
 }
 
+/** As vocabularySize, asked of the server at `url` on a connection of its own. */
+export async function statedVocabularySize(
+  url: string,
+  headers: Record<string, string>,
+  signal?: AbortSignal,
+): Promise<number | undefined> {
+  const pool = new Pool(url, { connections: 1 })
+  try {
+    return await vocabularySize(pool, headers, signal)
+  } finally {
+    await pool.close().catch(() => pool.destroy())
+  }
+}
+
 /** The vocabulary size where the server states it (llama.cpp's /v1/models meta.n_vocab); else unknown. */
 async function vocabularySize(pool: Pool, headers: Record<string, string>, signal?: AbortSignal) {
   try {

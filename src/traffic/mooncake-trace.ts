@@ -38,17 +38,32 @@ export interface TraceReplay {
 /** Token ids of every block are drawn from this range, clear of special tokens at the low end (as `tokenized` prompts). */
 const ID_LOW = 1000
 const ID_HIGH = 30_000
-const SPAN = ID_HIGH - ID_LOW
+
+/**
+ * The ids a model of `vocabSize` tokens has room for: 1,000 to 29,999, or, for a smaller vocabulary the server
+ * states (llama.cpp's n_vocab), its upper three quarters (a server may fail on an id it has no token for: llama.cpp's
+ * crashed on one). On a vocabulary under 29,000 two hash ids may share a first token, and a shared prefix may then
+ * run a token into the next block.
+ */
+export function tokenIdRange(vocabSize: number | undefined): [number, number] {
+  return vocabSize === undefined || vocabSize >= ID_HIGH ? [ID_LOW, ID_HIGH] : [Math.floor(vocabSize / 4), vocabSize]
+}
 
 /**
  * Block `hash`'s tokens: its first token is fixed by the hash (two blocks with different hash ids below 29,000
  * never share even their first token, so a shared prefix ends exactly at a block boundary), the rest drawn from
  * a generator seeded with it. The same hash id gives the same tokens in every prompt that carries it.
  */
-export function blockTokens(hash: number, length: number, into: number[]): void {
+export function blockTokens(
+  hash: number,
+  length: number,
+  into: number[],
+  [low, high]: [number, number] = [ID_LOW, ID_HIGH],
+): void {
   const random = new SeededRandom(hash)
-  into.push(ID_LOW + (((hash % SPAN) + SPAN) % SPAN))
-  for (let i = 1; i < length; i++) into.push(random.int(ID_LOW, ID_HIGH - 1))
+  const span = high - low
+  into.push(low + (((hash % span) + span) % span))
+  for (let i = 1; i < length; i++) into.push(random.int(low, high - 1))
 }
 
 function parseLine(text: string, n: number, path: string): TraceLine {
@@ -108,7 +123,9 @@ export async function traceReplay(
   spec: TraceSpec,
   count: number | undefined,
   signal?: AbortSignal,
+  vocabSize?: number,
 ): Promise<TraceReplay> {
+  const range = tokenIdRange(vocabSize)
   const packer = PackedDataset.builder()
   const arrivals: number[] = []
   const predicted: number[] = []
@@ -129,7 +146,7 @@ export async function traceReplay(
       // without hash ids every block is its own: a unique id per request and block, sharing nothing
       const hash = line.hash_ids?.[k] ?? -(index * 4096 + k + 1)
       const length = Math.min(spec.blockSize, line.input_length - k * spec.blockSize)
-      blockTokens(hash, length, ids)
+      blockTokens(hash, length, ids, range)
       chain = `${chain}/${hash}`
       const before = seen.get(chain)
       if (matching) {

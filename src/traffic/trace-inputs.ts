@@ -1,5 +1,6 @@
 import type { ResolvedDataset } from '../options/dataset-options.ts'
 import type { RecordTable } from '../record/record-table.ts'
+import { statedVocabularySize } from '../tokenizer/server-tokenizer.ts'
 import { traceReplay } from './mooncake-trace.ts'
 import { type TraceSummary, traceCacheCheck } from './trace-cache-check.ts'
 
@@ -12,8 +13,11 @@ type TraceDataset = Extract<ResolvedDataset, { kind: 'trace' }>
 export async function traceInputs(
   spec: TraceDataset,
   opts: { requests?: number | undefined; arrival: string; speedup: number; signal?: AbortSignal | undefined },
+  server?: { url: string; headers: Record<string, string> },
 ) {
-  const replay = await traceReplay(spec, opts.requests, opts.signal)
+  // the ids must be the served model's: where the server states its vocabulary, they are drawn within it
+  const vocab = server === undefined ? undefined : await statedVocabularySize(server.url, server.headers, opts.signal)
+  const replay = await traceReplay(spec, opts.requests, opts.signal, vocab)
   const arrivalsS = opts.arrival === 'trace' ? Float64Array.from(replay.arrivalsS, (s) => s / opts.speedup) : undefined
   return {
     dataset: replay.dataset,
