@@ -107,3 +107,58 @@ test('conversations refuse requests, users and several processes', async () => {
   expect(message).toContain('`users`: conversations pace themselves')
   expect(message).toContain("`processes`: a conversations run keeps each session's history in one load thread")
 })
+
+test('ShareGPT’s whole conversations: each a session, its human messages the turns, each answer as long as the recorded one', async () => {
+  const worker = await startSimWorker(['--speed', '4', '--enable-metrics'], 'conv-sharegpt')
+  try {
+    const run = await benchRequests(
+      { url: worker.url },
+      {
+        rate: 10,
+        seed: 2,
+        quiet: true,
+        outDir: outDir(),
+        dataset: { kind: 'conversations', path: 'fixtures/datasets/sharegpt-multiturn.json' },
+      },
+    )
+    expect(run.summary.success_rate).toBe(1)
+    expect(run.records).toHaveLength(3 + 2 + 4 + 1)
+    const turns = [...Map.groupBy(run.records, (r) => r.session_id).values()].map((rows) => rows.length).sort()
+    expect(turns).toEqual([1, 2, 3, 4])
+    // the recorded answers' lengths in the served model's tokens: all differ, none is a default
+    const lengths = new Set(run.records.map((r) => r.expected_output_length))
+    expect(lengths.size).toBeGreaterThan(4)
+    for (const r of run.records) expect(r.actual_output_tokens).toBe(r.expected_output_length)
+    const capped = await benchRequests(
+      { url: worker.url },
+      {
+        rate: 10,
+        seed: 2,
+        quiet: true,
+        outDir: outDir(),
+        dataset: {
+          kind: 'conversations',
+          path: 'fixtures/datasets/sharegpt-multiturn.json',
+          sessions: 2,
+          maxTurns: 2,
+          outputLen: 5,
+        },
+      },
+    )
+    expect(capped.records.length).toBeLessThanOrEqual(4)
+    expect(new Set(capped.records.map((r) => r.session_id)).size).toBe(2)
+    expect(capped.records.every((r) => r.expected_output_length === 5 && (r.turn as number) <= 2)).toBe(true)
+  } finally {
+    await worker.stop()
+  }
+})
+
+test('a conversations dataset is either a file or synthetic, said in one message', async () => {
+  const err = await benchRequests(
+    { url: 'http://127.0.0.1:1' },
+    { dataset: { kind: 'conversations', sessions: 3, turns: 2 } },
+  ).catch((e: unknown) => e)
+  expect((err as Error).message).toContain(
+    '`dataset`: expected either `path` (ShareGPT conversations; with sessions, maxTurns, outputLen) or synthetic sessions',
+  )
+})

@@ -67,6 +67,6 @@ test('users with a rate, maxInFlight or another arrival, and a think time withou
   expect(err).toBeInstanceOf(LlmPerfError)
   for (const k of ['`rate`', '`maxInFlight`', '`arrival`']) expect(err?.message).toContain(k)
   await expect(benchRequests({ url: 'http://127.0.0.1:9' }, { thinkTime: 5, requests: 2 })).rejects.toThrow(
-    /`thinkTime`: is the pause of closed-loop users and needs `users`/u,
+    /`thinkTime`: is the pause of closed-loop users or between a conversation's turns, and needs `users` or dataset kind 'conversations'/u,
   )
 })

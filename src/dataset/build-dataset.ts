@@ -1,7 +1,7 @@
 import { DatasetError } from '../common/errors.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import type { ResolvedDataset } from '../options/dataset-options.ts'
-import { conversationItems, conversationShape } from './conversation-dataset.ts'
+import { conversationItems, conversationShape, fileConversations } from './conversation-dataset.ts'
 import type { DatasetItem } from './dataset-item.ts'
 import { customRows, sharegptRows, type TextRow } from './file-datasets.ts'
 import { PackedDataset } from './packed-dataset.ts'
@@ -22,6 +22,8 @@ export interface BuiltDataset {
   inexactPrompts: number
   /** Distinct text prompts with lone surrogates, which reach the server as U+FFFD. */
   illFormedPrompts: number
+  /** A conversations dataset: session s is requests sessionStarts[s] … sessionStarts[s + 1] − 1. */
+  sessionStarts?: Int32Array
 }
 
 /**
@@ -40,6 +42,7 @@ export async function buildDataset(
   const exact = form.tokenizer.kind === 'words' ? undefined : await WordTokens.of(form.tokenizer)
   const formFor = exact === undefined ? undefined : form
   let packed: { dataset: PackedDataset; illFormed: number }
+  let sessionStarts: Int32Array | undefined
   switch (spec.kind) {
     case 'random':
       packed = await PackedDataset.packAsync(randomItems(spec, count ?? 0, random, formFor, exact), count ?? 0, signal)
@@ -57,9 +60,13 @@ export async function buildDataset(
     case 'trace':
       throw new DatasetError('a trace is replayed by traceReplay (src/traffic/), not built here')
     case 'conversations': {
-      const starts = conversationShape(spec, seed)
-      const items = conversationItems(spec, starts, random, formFor, exact)
-      packed = await PackedDataset.packAsync(items, starts[spec.sessions] as number, signal)
+      const synthetic = (): { starts: Int32Array; items: Iterable<DatasetItem> } => {
+        const starts = conversationShape(spec, seed)
+        return { starts, items: conversationItems(spec, starts, random, formFor, exact) }
+      }
+      const conv = spec.path === undefined ? synthetic() : await fileConversations(spec, random, form)
+      sessionStarts = conv.starts
+      packed = await PackedDataset.packAsync(conv.items, conv.starts[conv.starts.length - 1] as number, signal)
       break
     }
     case 'custom':
@@ -73,7 +80,12 @@ export async function buildDataset(
   const dataset = packed.dataset
   const inexactPrompts =
     spec.kind === 'random' || spec.kind === 'shared-prefix' ? await checkTextLengths(form, dataset) : 0
-  return { dataset, inexactPrompts, illFormedPrompts: packed.illFormed }
+  return {
+    dataset,
+    inexactPrompts,
+    illFormedPrompts: packed.illFormed,
+    ...(sessionStarts === undefined ? {} : { sessionStarts }),
+  }
 }
 
 /** Output lengths: given, else the reference answer's tokens (words without a tokenizer), else the default. */

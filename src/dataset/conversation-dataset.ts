@@ -1,6 +1,7 @@
 import { SeededRandom } from '../common/seeded-random.ts'
 import type { ConversationsDataset } from '../options/dataset-options.ts'
 import { countWords, type DatasetItem } from './dataset-item.ts'
+import { sharegptConversations } from './file-datasets.ts'
 import { contentTokens, type PromptForm } from './prompt-form.ts'
 import { randomWords } from './random-dataset.ts'
 import type { WordTokens } from './word-tokens.ts'
@@ -14,12 +15,53 @@ const TURNS_SALT = 0x2545f491
  */
 export function conversationShape(spec: ConversationsDataset, seed: number): Int32Array {
   const random = new SeededRandom(seed ^ TURNS_SALT)
-  const starts = new Int32Array(spec.sessions + 1)
-  for (let s = 0; s < spec.sessions; s++) {
-    const turns = typeof spec.turns === 'number' ? spec.turns : random.int(spec.turns.min, spec.turns.max)
+  const sessions = spec.sessions ?? 0
+  const starts = new Int32Array(sessions + 1)
+  for (let s = 0; s < sessions; s++) {
+    const range = spec.turns ?? 1
+    const turns = typeof range === 'number' ? range : random.int(range.min, range.max)
     starts[s + 1] = (starts[s] as number) + turns
   }
   return starts
+}
+
+/**
+ * ShareGPT's conversations as sessions: shuffled with the seed, the first `sessions` of them (or all), each cut to
+ * `maxTurns`; a turn's output length is its recorded answer's in the served model's tokens (words without a
+ * tokenizer), or `outputLen` where given, or, for a last message nobody answered, the conversation's mean.
+ */
+export async function fileConversations(
+  spec: ConversationsDataset,
+  random: SeededRandom,
+  form: PromptForm,
+): Promise<{ starts: Int32Array; items: DatasetItem[] }> {
+  const all = random.shuffle(await sharegptConversations(spec.path as string))
+  const chosen = all.slice(0, spec.sessions ?? all.length).map((c) => ({
+    ...c,
+    turns: c.turns.slice(0, spec.maxTurns ?? c.turns.length),
+  }))
+  const answers = chosen.flatMap((c) => c.turns.map((t) => t.answer ?? ''))
+  const lengths = spec.outputLen === undefined ? await form.tokenizer.encodeAll(answers) : []
+  const starts = new Int32Array(chosen.length + 1)
+  const items: DatasetItem[] = []
+  let k = 0
+  chosen.forEach((c, s) => {
+    starts[s + 1] = (starts[s] as number) + c.turns.length
+    const recorded = c.turns.map((t, i) => (t.answer === undefined ? 0 : (lengths[k + i]?.length ?? 0)))
+    const known = recorded.filter((n) => n > 0)
+    const mean = known.length === 0 ? 1 : Math.round(known.reduce((a, b) => a + b, 0) / known.length)
+    c.turns.forEach((t, i) => {
+      items.push({
+        id: `${c.id}-t${i}`,
+        prompt: t.user,
+        inputLength: countWords(t.user),
+        promptTokens: undefined,
+        outputLen: spec.outputLen ?? Math.max(1, (recorded[i] as number) || mean),
+      })
+    })
+    k += c.turns.length
+  })
+  return { starts, items }
 }
 
 /**
@@ -40,17 +82,17 @@ export function* conversationItems(
       ? words.build(contentTokens({ ...form, ids: false }, tokens), random).text
       : randomWords(tokens, random)
   const system = spec.systemPromptLen > 0 ? text(spec.systemPromptLen) : ''
-  for (let s = 0; s < spec.sessions; s++) {
+  for (let s = 0; s + 1 < starts.length; s++) {
     const turns = (starts[s + 1] as number) - (starts[s] as number)
     for (let t = 0; t < turns; t++) {
-      const message = text(spec.userTurnLen)
+      const message = text(spec.userTurnLen as number)
       const prompt = t === 0 && system !== '' ? `${system}\n${message}` : message
       yield {
         id: `s${s}-t${t}`,
         prompt,
         inputLength: countWords(prompt),
         promptTokens: undefined,
-        outputLen: spec.outputLen,
+        outputLen: spec.outputLen as number,
       }
     }
   }

@@ -53,6 +53,36 @@ export async function sharegptRows(spec: { path: string; outputLen?: number | un
   })
 }
 
+/** One ShareGPT conversation as turns: each human message, and the answer recorded after it (if any). */
+export interface RecordedConversation {
+  id: string
+  turns: Array<{ user: string; answer: string | undefined }>
+}
+
+/**
+ * ShareGPT's whole conversations: each human message a turn, with the gpt message after it as its recorded
+ * answer. Messages without `from` alternate, the first a human's. A conversation without a human message is
+ * left out.
+ */
+export async function sharegptConversations(path: string): Promise<RecordedConversation[]> {
+  const parsed = shareGptSchema.safeParse(parseJson(await readText(path, 'ShareGPT'), path), { reportInput: true })
+  if (!parsed.success)
+    throw new DatasetError(
+      `The ShareGPT dataset at ${path} has the wrong shape:\n${formatIssues(parsed.error.issues).slice(0, 5).join('\n')}`,
+    )
+  return parsed.data.flatMap((conv, i) => {
+    const human = (m: { from?: string | undefined }, k: number): boolean =>
+      m.from === undefined ? k % 2 === 0 : m.from === 'human' || m.from === 'user'
+    const turns: RecordedConversation['turns'] = []
+    conv.conversations.forEach((m, k) => {
+      if (human(m, k)) turns.push({ user: m.value, answer: undefined })
+      else if (turns.length > 0 && (turns.at(-1) as { answer: string | undefined }).answer === undefined)
+        (turns.at(-1) as { answer: string | undefined }).answer = m.value
+    })
+    return turns.length === 0 ? [] : [{ id: String(conv.id ?? i), turns }]
+  })
+}
+
 /** JSON (an array) or JSONL of `{ prompt, completion?, output_len?, id? }`, the seed framework's format among them. */
 export async function customRows(spec: {
   path?: string | undefined

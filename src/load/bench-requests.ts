@@ -75,8 +75,10 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     opts.dataset.kind === 'trace'
       ? await traceInputs(opts.dataset, opts, { url: target.workers?.[0]?.url ?? target.url, headers })
       : undefined
-  const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = trace ?? (await datasetFor(opts, target, headers))
-  const plan = opts.dataset.kind === 'conversations' ? conversationPlan(opts.dataset, opts.seed, opts) : undefined
+  const built = trace ?? (await datasetFor(opts, target, headers))
+  const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = built
+  const starts = 'sessionStarts' in built ? built.sessionStarts : undefined
+  const plan = starts === undefined ? undefined : conversationPlan(starts, opts)
   const arrivalsS = trace?.arrivalsS ?? plan?.requestArrivalsS ?? arrivalSchedule({ ...opts, requests: dataset.length })
   const timeline = [
     ...opts.timeline,

@@ -254,11 +254,10 @@ export function validateBenchOptions(
         "dataset kind 'conversations'",
     )
   if (conversations) {
-    const d = opts.dataset as { sessions: number }
     if (given['requests'] !== undefined)
       problems.push(
-        `\`requests\`: a conversations dataset's requests are its sessions' turns (dataset.sessions ${d.sessions}); ` +
-          'set dataset.sessions and dataset.turns instead',
+        "`requests`: a conversations dataset's requests are its sessions' turns; set dataset.sessions (and turns, or " +
+          `maxTurns for a file) instead, got requests ${describeValue(given['requests'])}`,
       )
     if (opts.users !== undefined)
       problems.push('`users`: conversations pace themselves (each turn after the last answer and thinkTime)')

@@ -101,21 +101,42 @@ export const conversationsDatasetSchema = z
     kind: z.literal('conversations'),
     /** Overrides benchRequests' `tokenizer` for this dataset. */
     tokenizer: tokenizerSchema.optional(),
-    /** Conversations; they arrive at benchRequests' `rate` (sessions a second) and `arrival` process. */
-    sessions: positiveInt('a positive integer'),
-    /** User turns a session has: a number, or { min, max } drawn per session with the seed. */
-    turns: turnsSchema,
+    /**
+     * ShareGPT conversations instead of synthetic ones: each conversation a session, its human messages the user
+     * turns, each turn's output length its recorded answer's (the server's own answer takes that answer's place).
+     */
+    path: z.string({ error: 'expected a path to a ShareGPT-format JSON file' }).min(1).optional(),
+    /** Conversations; they arrive at benchRequests' `rate` (sessions a second). From a file: @default all of them */
+    sessions: positiveInt('a positive integer').optional(),
+    /** Synthetic: user turns a session has, a number or { min, max } drawn per session with the seed. */
+    turns: turnsSchema.optional(),
+    /** From a file: at most this many turns of each conversation. */
+    maxTurns: positiveInt('a positive integer').optional(),
     /** Tokens of the system prompt every session opens with (one application's): 0 for none. @default 0 */
     systemPromptLen: z.int({ error: 'expected a non-negative integer (tokens)' }).nonnegative().default(0),
-    /** Tokens of each new user message. */
-    userTurnLen: positiveInt('a positive integer (tokens)'),
-    /** Tokens of each answer, enforced with max_new_tokens / max_tokens and ignore_eos. */
-    outputLen: positiveInt('a positive integer (tokens)'),
+    /** Synthetic: tokens of each new user message. */
+    userTurnLen: positiveInt('a positive integer (tokens)').optional(),
+    /**
+     * Tokens of each answer, enforced with max_new_tokens / max_tokens and ignore_eos; from a file it overrides the
+     * recorded answers' lengths.
+     */
+    outputLen: positiveInt('a positive integer (tokens)').optional(),
   })
-  .refine((d) => typeof d.turns === 'number' || d.turns.min <= d.turns.max, {
+  .refine((d) => d.turns === undefined || typeof d.turns === 'number' || d.turns.min <= d.turns.max, {
     error: 'expected turns.min at most turns.max',
     path: ['turns'],
   })
+  .refine(
+    (d) =>
+      d.path !== undefined
+        ? d.turns === undefined && d.userTurnLen === undefined
+        : d.sessions !== undefined && d.turns !== undefined && d.userTurnLen !== undefined && d.outputLen !== undefined,
+    {
+      error:
+        'expected either `path` (ShareGPT conversations; with sessions, maxTurns, outputLen) or synthetic ' +
+        'sessions: `sessions`, `turns`, `userTurnLen` and `outputLen`',
+    },
+  )
 
 export const datasetSchema = z.discriminatedUnion(
   'kind',

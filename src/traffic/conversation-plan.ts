@@ -1,5 +1,3 @@
-import { conversationShape } from '../dataset/conversation-dataset.ts'
-import type { ConversationsDataset } from '../options/dataset-options.ts'
 import { arrivalSchedule, type ScheduleOptions } from '../schedule/arrival-schedule.ts'
 
 export interface ConversationPlan {
@@ -11,16 +9,12 @@ export interface ConversationPlan {
   requestArrivalsS: Float64Array
 }
 
-/** A conversations run's shape and schedule, from the same spec and seed that built its dataset. */
-export function conversationPlan(
-  spec: ConversationsDataset,
-  seed: number,
-  schedule: Omit<ScheduleOptions, 'requests'>,
-): ConversationPlan {
-  const starts = conversationShape(spec, seed)
-  const sessionArrivalsS = arrivalSchedule({ ...schedule, requests: spec.sessions })
-  const requestArrivalsS = new Float64Array(starts[spec.sessions] as number)
-  for (let s = 0; s < spec.sessions; s++)
+/** A conversations run's schedule, over the sessions its dataset was built with. */
+export function conversationPlan(starts: Int32Array, schedule: Omit<ScheduleOptions, 'requests'>): ConversationPlan {
+  const sessions = starts.length - 1
+  const sessionArrivalsS = arrivalSchedule({ ...schedule, requests: sessions })
+  const requestArrivalsS = new Float64Array(starts[sessions] as number)
+  for (let s = 0; s < sessions; s++)
     requestArrivalsS.fill(sessionArrivalsS[s] as number, starts[s] as number, starts[s + 1] as number)
   return { starts, sessionArrivalsS, requestArrivalsS }
 }
