@@ -16,7 +16,12 @@ Commands:
   sim-router   a simulated SGLang router (python -m sglang_router.launch_router)
   merge        merges the folders of a run's shards (benchRequests' \`shard\`) into one run's
 
-Run \`vitest-llm-perf <command> --help\` for a command's flags.`
+Examples:
+  npx vitest-llm-perf sim-server --port 30000 --enable-metrics &       # a simulated SGLang worker
+  npx vitest-llm-perf run http://127.0.0.1:30000 --rate 16 --requests 500 --input-len 1024 --output-len 128
+  npx vitest-llm-perf compare runs/main runs/branch --fail-on 'ttft.p99>+10%'
+
+Run \`vitest-llm-perf <command> --help\` for a command's flags and examples.`
 
 const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<unknown>; help: string }>> = {
   run: async () => {

@@ -15,16 +15,21 @@ const dataset = {
   outputLen: 12,
 } as const
 
-test.each(['generate', 'completions', 'chat'] as const)(
-  'conversations on %s: each turn carries the history and the server’s answers, and the cache holds exactly the turn before',
-  async (api) => {
+test.each([
+  ['generate', 'ids'],
+  ['generate', 'text'],
+  ['completions', 'text'],
+  ['chat', 'text'],
+] as const)(
+  'conversations on %s as %s: each turn carries the history and the server’s answers, and the cache holds exactly the turn before',
+  async (api, promptAs) => {
     // --enable-cache-report: the /v1 routes say cached tokens as SGLang's do with it; the cache is unbounded here
     const worker = await startSimWorker(['--speed', '4', '--enable-metrics', '--enable-cache-report'], `conv-${api}`)
     try {
       const dir = outDir()
       const run = await benchRequests(
         { url: worker.url },
-        { api, rate: 10, seed: 4, thinkTime: 40, dataset, outDir: dir, quiet: true },
+        { api, promptAs, rate: 10, seed: 4, thinkTime: 40, dataset, outDir: dir, quiet: true },
       )
       expect(run.summary.success_rate).toBe(1)
       expect(run.summary.load).toMatchObject({ mode: 'conversations', think_time_ms: 40 })
@@ -49,6 +54,13 @@ test.each(['generate', 'completions', 'chat'] as const)(
           )
           // an unbounded prefix cache holds the previous turn's prompt, exactly: the history went out unchanged
           expect(now.cached_tokens, `session ${session} turn ${now.turn}`).toBe(before.actual_prompt_tokens)
+          // as token ids, the prompt is the ids sent before, the ids generated and the message: counted exactly
+          if (promptAs === 'ids') {
+            expect(now.actual_prompt_tokens).toBe(now.requested_prompt_tokens)
+            expect(now.actual_prompt_tokens).toBe(
+              (before.actual_prompt_tokens as number) + (before.actual_output_tokens as number) + dataset.userTurnLen,
+            )
+          }
         }
       }
       const csv = readFileSync(join(dir, 'requests.csv'), 'utf8').split('\n')

@@ -47,11 +47,15 @@ test.skipIf(!existsSync(CHROMIUM))(
       expect(errors).toEqual([])
       expect(requests).toEqual([])
       expect(await page.locator('#timeline').getAttribute('data-drawn')).toBe('40')
-      expect(await page.locator('.uplot').count()).toBe(6)
+      // percentiles ×3, concurrency, running/queued, KV and cache hit, the router's view, requests per worker
+      expect(await page.locator('.uplot').count()).toBe(8)
+      expect(await page.locator('#kv').getAttribute('data-series')).toBe('4')
+      expect(await page.locator('#router-view').getAttribute('data-series')).toBe('4')
       // the servers' own running and queued requests, per worker
       expect(await page.locator('#server-gauges').getAttribute('data-series')).toBe('4')
       expect(await page.locator('#server-metrics-table').textContent()).toContain('worker-2')
-      expect(await page.locator('#hosts-table').textContent()).toContain(topo.workers[0]!.url)
+      // the per-worker table and bars say the topology's names, as the server-metrics table does
+      expect(await page.locator('#hosts-table').textContent()).toContain(`worker-1 (${topo.workers[0]!.url})`)
       expect(await page.locator('#legend').textContent()).toContain('queued in server')
       // a /v1 run: the server reports no queue timestamps, and the report says so instead of drawing a flat 0
       const v1 = await benchRequests(topo, {
@@ -97,6 +101,41 @@ test.skipIf(!existsSync(CHROMIUM))(
       const text = (await page.locator('#conversation-table').textContent()) ?? ''
       expect(text).toContain('first turns8')
       expect(text).toContain('later turns16')
+    } finally {
+      await browser.close()
+    }
+  },
+)
+
+test.skipIf(!existsSync(CHROMIUM))(
+  'a failure schedule’s steps are marked on every time axis of report.html, and listed',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llm-perf-html-events-'))
+    await using topo = await launchTopology(
+      'html-events',
+      { workers: 2, router: { policy: 'round_robin' }, sim: { speed: 4 } },
+      { logDir: dir },
+    )
+    const run = await benchRequests(topo, {
+      rate: 40,
+      requests: 100,
+      quiet: true,
+      failures: { '0.8s': ['worker-2'], '1.6s': [] },
+      dataset: { kind: 'random', inputLen: 16, outputLen: 8 },
+      outDir: dir,
+    })
+    expect(run.summary.events?.map((e) => e.what)).toEqual(['down: worker-2', 'all workers up'])
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    try {
+      const page = await browser.newPage()
+      const errors: string[] = []
+      page.on('pageerror', (e) => errors.push(String(e)))
+      await page.goto(`file://${run.files.html}`)
+      await page.waitForSelector('#router-view .uplot')
+      expect(errors).toEqual([])
+      for (const id of ['overtime', 'server-gauges', 'kv', 'router-view'])
+        expect(await page.locator(`#${id} .uplot`).getAttribute('data-events'), id).toBe('2')
+      expect(await page.locator('#events-table').textContent()).toContain('down: worker-2')
     } finally {
       await browser.close()
     }

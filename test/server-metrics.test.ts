@@ -207,3 +207,27 @@ test.each([
   )
   expect(summary.success_rate).toBe(1)
 })
+
+test('a TPOT breach shows what explains per-token latency: decode time, tokens, the longest gap, requests in flight, the worker’s running requests', async () => {
+  await using node = await launchTopology('tpot', { workers: 1, sim: { speed: 4 } }, { logDir: outDir() })
+  const run = await benchRequests(node, {
+    rate: 40,
+    requests: 60,
+    quiet: true,
+    metricsIntervalMs: 50,
+    dataset: { kind: 'random', inputLen: 16, outputLen: 32 },
+    outDir: outDir(),
+  })
+  let message = ''
+  try {
+    expect(run).toMeetSlo({ tpot: { p50: 0.001 } })
+  } catch (err) {
+    message = (err as Error).message
+  }
+  expect(message).toContain('worst 5 by tpot (decode: first token to last;')
+  expect(message).toMatch(/req_id +tpot +decode +out_tok +itl_max +in_flight +running +host/u)
+  // each row: its decode time, 32 tokens, and the worker's own running requests (sampled every 50 ms)
+  const rows = message.split('\n').filter((l) => /^ {8}\S+-\d+ /u.test(l))
+  expect(rows).toHaveLength(5)
+  for (const row of rows) expect(row).toMatch(/ ms +32 +\d+\.\d ms +\d+ +\d+ +\S+$/u)
+})

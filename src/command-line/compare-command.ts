@@ -8,6 +8,7 @@ import { SeededRandom } from '../common/seeded-random.ts'
 import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
 import { chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
+import { workloadDifferences } from '../summarise/workload-differences.ts'
 
 export const COMPARE_HELP = `vitest-llm-perf compare A B [C ...] [--out DIR] [--fail-on 'ttft.p99>+10%'] [--force]
 
@@ -24,21 +25,6 @@ Example:
 const FIELDS = ['ttft', 'client_ttft', 'tpot', 'itl_mean', 'total_latency', 'pure_queue_time', 'queue_time_in_server']
 const PERCENTILES = [50, 90, 99] as const
 const ROUNDS = 400
-/** What makes two runs the same workload: a change in any of these is another experiment. */
-const WORKLOAD = [
-  'dataset',
-  'api',
-  'rate',
-  'requests',
-  'arrival',
-  'burstiness',
-  'seed',
-  'users',
-  'thinkTime',
-  'maxInFlight',
-  'stream',
-]
-
 export interface MetricChange {
   metric: string
   base: number
@@ -90,13 +76,8 @@ export function percentileChange(a: Float64Array, b: Float64Array, p: number, me
 }
 
 /** What differs between two runs' workloads, as "rate: 16 vs 32". */
-function workloadDifferences(a: RunFolder, b: RunFolder): string[] {
-  const oa = a.summary.options as Record<string, unknown>
-  const ob = b.summary.options as Record<string, unknown>
-  return WORKLOAD.filter((k) => JSON.stringify(oa[k]) !== JSON.stringify(ob[k])).map(
-    (k) => `${k}: ${JSON.stringify(oa[k]) ?? '—'} vs ${JSON.stringify(ob[k]) ?? '—'}`,
-  )
-}
+const workloadOf = (a: RunFolder, b: RunFolder): string[] =>
+  workloadDifferences(a.summary.options as Record<string, unknown>, b.summary.options as Record<string, unknown>)
 
 /** `ttft.p99>+10%` → metric ttft p99 may rise at most 10 %. */
 function parseFailOn(text: string): { metric: string; pct: number } {
@@ -130,7 +111,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
   const runs = positionals.map((d) => readRunFolder(resolve(d), 'compare'))
   const [base, ...others] = runs as [RunFolder, ...RunFolder[]]
   if (v.force !== true) {
-    const differ = others.flatMap((o) => workloadDifferences(base, o).map((d) => `${o.dir}: ${d}`))
+    const differ = others.flatMap((o) => workloadOf(base, o).map((d) => `${o.dir}: ${d}`))
     if (differ.length > 0)
       throw new LlmPerfError(
         'LLMPERF_INVALID_ARGUMENT',

@@ -10,7 +10,10 @@ perf/first.perf.ts, and .github/workflows/perf.yml. An existing file is never ov
 
 Then:
   npm i -D vitest vitest-llm-perf
-  npx vitest --project perf`
+  npx vitest --project perf
+
+Example:
+  npx vitest-llm-perf init            # here; or: npx vitest-llm-perf init my-service`
 
 /** The config is .mts: an ES module whatever the project's "type" (a CommonJS project cannot load an ESM .ts config). */
 const FILES: Record<string, string> = {

@@ -1,13 +1,11 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
-import { parse } from 'csv-parse/sync'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
-import { getOrCreate } from '../common/get-or-create.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
-import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
+import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
 
 export const REPORT_HELP = `vitest-llm-perf report DIR [--out FILE]
 
@@ -16,27 +14,6 @@ there is one): after an upgrade of this package, or for a folder merged or copie
 
 Example:
   npx vitest-llm-perf report .vitest/llm-perf/perf/node.perf.ts/100-requests-at-50-req-s`
-
-/** server-metrics.csv (time,source,metric,value) back into the series the report draws. */
-export function readMetricsSeries(path: string): MetricsSeries {
-  const rows = parse(readFileSync(path), { columns: true, skip_empty_lines: true }) as Array<Record<string, string>>
-  const times = [...new Set(rows.map((r) => Number(r['time'])))].sort((a, b) => a - b)
-  const tick = new Map(times.map((t, i) => [t, i]))
-  const series: MetricsSeries = { t: times, values: new Map(), answered: new Map() }
-  for (const r of rows) {
-    const source = r['source'] as string
-    const metric = r['metric'] as string
-    const at = tick.get(Number(r['time'])) as number
-    const column = getOrCreate(
-      getOrCreate(series.values, source, () => new Map()),
-      metric,
-      () => new Array<number | null>(times.length).fill(null),
-    )
-    column[at] = Number(r['value'])
-    getOrCreate(series.answered, source, () => new Array<boolean>(times.length).fill(false))[at] = true
-  }
-  return series
-}
 
 /** `vitest-llm-perf report DIR`. */
 export async function reportCommand(argv: string[]): Promise<number> {

@@ -77,21 +77,26 @@ export function* conversationItems(
   form: PromptForm | undefined,
   words: WordTokens | undefined,
 ): Generator<DatasetItem> {
-  const text = (tokens: number): string =>
+  // token ids where the form sends them (/generate): the history then goes back as ids, the server's own
+  // output_ids among them, so nothing is re-tokenized between turns
+  const asIds = form?.ids === true && words !== undefined
+  const built = (tokens: number): { text: string; ids: number[] | undefined } =>
     form !== undefined && words !== undefined
-      ? words.build(contentTokens({ ...form, ids: false }, tokens), random).text
-      : randomWords(tokens, random)
-  const system = spec.systemPromptLen > 0 ? text(spec.systemPromptLen) : ''
+      ? words.build(contentTokens({ ...form, ids: asIds }, tokens), random)
+      : { text: randomWords(tokens, random), ids: undefined }
+  const system = spec.systemPromptLen > 0 ? built(spec.systemPromptLen) : undefined
   for (let s = 0; s + 1 < starts.length; s++) {
     const turns = (starts[s + 1] as number) - (starts[s] as number)
     for (let t = 0; t < turns; t++) {
-      const message = text(spec.userTurnLen as number)
-      const prompt = t === 0 && system !== '' ? `${system}\n${message}` : message
+      const message = built(spec.userTurnLen as number)
+      const opening = t === 0 && system !== undefined
+      const text = opening ? `${system.text}\n${message.text}` : message.text
+      const ids = asIds ? [...(opening ? (system.ids as number[]) : []), ...(message.ids as number[])] : undefined
       yield {
         id: `s${s}-t${t}`,
-        prompt,
-        inputLength: countWords(prompt),
-        promptTokens: undefined,
+        prompt: ids ?? text,
+        inputLength: countWords(text),
+        promptTokens: ids?.length,
         outputLen: spec.outputLen as number,
       }
     }

@@ -12,6 +12,7 @@ import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
 import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
+import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
 import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
@@ -90,6 +91,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
   let sampler: MetricsSampler | undefined
   const hooks: Array<Promise<unknown>> = []
   const hookTimers: NodeJS.Timeout[] = []
+  // the failure schedule's steps as they happened, for the report's time axes
+  const events: Array<{ t_s: number; what: string }> = []
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
   if (inexactPrompts > 0)
     warnings.push(
@@ -182,7 +185,13 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
           hooks.push(
             new Promise<unknown>((res) =>
               hookTimers.push(
-                setTimeout(() => res(Promise.resolve().then(h.run)), Math.max(0, h.atMs - clock.nowMs())),
+                setTimeout(
+                  () => {
+                    if (h.label !== undefined) events.push({ t_s: clock.nowMs() / 1000, what: h.label })
+                    res(Promise.resolve().then(h.run))
+                  },
+                  Math.max(0, h.atMs - clock.nowMs()),
+                ),
               ),
             ),
           )
@@ -243,6 +252,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       goodput: null,
       trace: trace?.summary(table) ?? null,
       conversations: plan === undefined ? null : summariseConversations(table),
+      ...(events.length === 0 ? {} : { events }),
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
@@ -262,7 +272,9 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
               opts.name ?? `${dataset.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
               table,
               summary,
-              sampled?.series,
+              sampled === undefined || sampled.gpuRows.length === 0
+                ? sampled?.series
+                : seriesFromRows([...rowsOf(sampled.series), ...sampled.gpuRows]),
             ),
         },
       ],

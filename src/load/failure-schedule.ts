@@ -28,6 +28,8 @@ export function parseAt(key: string, lastArrivalS: number): number | undefined {
 export interface TimelineHook {
   atMs: number
   run: () => Promise<unknown>
+  /** What it does, for the report's time axes (a failure schedule's steps). */
+  label?: string
 }
 
 /**
@@ -67,8 +69,10 @@ export function failureHooks(
           `topology has ${[...known].join(', ') || 'no named workers'}`,
       )
     if (atMs === undefined) continue
-    if (direct !== undefined) hooks.push({ atMs, run: () => direct(workers) })
-    else if (control !== undefined) hooks.push({ atMs, run: () => setFailed(control, target.name ?? '', workers) })
+    const label = workers.length === 0 ? 'all workers up' : `down: ${workers.join(', ')}`
+    if (direct !== undefined) hooks.push({ atMs, label, run: () => direct(workers) })
+    else if (control !== undefined)
+      hooks.push({ atMs, label, run: () => setFailed(control, target.name ?? '', workers) })
   }
   if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
   return hooks.sort((a, b) => a.atMs - b.atMs)

@@ -17,7 +17,10 @@ export const MERGE_HELP = `vitest-llm-perf merge DIR... --out DIR
 Merges the output folders of a run's shards (benchRequests with \`shard\` and one \`startAt\`, one per host)
 into the folder one process would have written: requests.csv (every row, in finish order), summary.json
 (percentiles over all rows) and report.html. server-metrics.csv is shard 0's (every shard sampled the
-same servers).`
+same servers).
+
+Example:
+  npx vitest-llm-perf merge /results/shard-0 /results/shard-1 /results/shard-2 --out /results/merged`
 
 type Shard = RunFolder
 

@@ -31,7 +31,7 @@ export async function probeServerInfo(pool: Pool, signal?: AbortSignal): Promise
     getJson(pool, '/server_info', signal),
     getJson(pool, '/get_server_info', signal),
   ])
-  const info = current ?? legacy
+  const info = current ?? legacy ?? (await otherServerInfo(pool, signal))
   if (typeof info !== 'object' || info === null) return undefined
   const keep = [
     'version',
@@ -49,6 +49,23 @@ export async function probeServerInfo(pool: Pool, signal?: AbortSignal): Promise
   ]
   const src = info as Record<string, unknown>
   return Object.fromEntries(keep.filter((k) => src[k] !== undefined).map((k) => [k, src[k]]))
+}
+
+/**
+ * What vLLM (`/version`) and llama.cpp's server (`/props`: its build, model and slots) say of themselves, in
+ * /server_info's names; undefined where neither answers.
+ */
+async function otherServerInfo(pool: Pool, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+  const [vllm, llamacpp] = await Promise.all([getJson(pool, '/version', signal), getJson(pool, '/props', signal)])
+  const v = vllm as { version?: unknown } | undefined
+  if (typeof v?.version === 'string') return { version: `vLLM ${v.version}` }
+  const p = llamacpp as { build_info?: unknown; model_path?: unknown; total_slots?: unknown } | undefined
+  if (p === undefined || typeof p !== 'object' || p === null) return undefined
+  return {
+    version: `llama.cpp ${typeof p.build_info === 'string' ? p.build_info : '(build not stated)'}`,
+    ...(typeof p.model_path === 'string' ? { model_path: p.model_path } : {}),
+    ...(typeof p.total_slots === 'number' ? { max_running_requests: p.total_slots } : {}),
+  }
 }
 
 /** The first model id from /v1/models; /v1 requests need one. */

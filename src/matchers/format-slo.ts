@@ -1,5 +1,8 @@
+import { existsSync } from 'node:fs'
 import { DURATION_COLUMNS, fieldScale, MS_PER_S, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import type { RequestRecord } from '../record/request-record.ts'
+import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
+import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
 import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
 import type { Objective } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
@@ -75,6 +78,7 @@ export function worstRequests(run: BenchRun, field: string, n = WORST): string[]
     .slice(0, n)
     .map((i) => table.record(i))
   const idWidth = Math.max(6, ...worst.map((r) => r.req_id.length)) + 2
+  if (PER_TOKEN.has(field)) return perTokenRows(run, field, worst, idWidth, value)
   const header = `        ${pad('req_id', idWidth)}${pad(field, 12)}${STAGE_LABELS.map((l) => pad(l, 11)).join('')}host`
   const rows = worst.map(
     (r) =>
@@ -82,6 +86,80 @@ export function worstRequests(run: BenchRun, field: string, n = WORST): string[]
       `${STAGES.map((s) => pad(ms(r[s]), 11)).join('')}${r.host}`,
   )
   return [`      worst ${worst.length} by ${field}:`, header, ...rows]
+}
+
+/** Fields of the decode phase: what explains them is decoding, not the stages before the first token. */
+const PER_TOKEN = new Set(['tpot', 'itl_mean', 'itl_max', 'decode_time'])
+
+/**
+ * The worst requests by a per-token field, with what explains per-token latency: the decode phase's length and
+ * tokens, the longest gap between two tokens, the requests the client had in flight while it decoded (at most),
+ * and the serving worker's own running requests then (its num_running_reqs, from server-metrics.csv, at most).
+ */
+function perTokenRows(
+  run: BenchRun,
+  field: string,
+  worst: RequestRecord[],
+  idWidth: number,
+  value: (r: RequestRecord) => number,
+): string[] {
+  const { table } = run
+  const arrival = table.numbers('arrival_time')
+  const finish = table.numbers('finish_time')
+  const inFlight = (from: number, to: number): number => {
+    let n = 0
+    for (let i = 0; i < table.length; i++)
+      if ((arrival[i] as number) < to && ((finish[i] as number) > from || Number.isNaN(finish[i] as number))) n++
+    return n
+  }
+  const series = serverSeries(run)
+  const running = (host: string, from: number, to: number): string => {
+    const worker = workerOf(run, host)
+    const column = worker === undefined ? undefined : series?.values.get(worker)?.get('num_running_reqs')
+    if (series === undefined || column === undefined) return '—'
+    let most: number | undefined
+    series.t.forEach((t, k) => {
+      const v = column[k]
+      if (t >= from && t <= to && v !== null && v !== undefined) most = Math.max(most ?? v, v)
+    })
+    return most === undefined ? '—' : String(most)
+  }
+  const header =
+    `        ${pad('req_id', idWidth)}${pad(field, 12)}${pad('decode', 11)}${pad('out_tok', 9)}${pad('itl_max', 11)}` +
+    `${pad('in_flight', 11)}${pad('running', 9)}host`
+  const rows = worst.map((r) => {
+    const from = (r.finish_time ?? 0) - (r.decode_time ?? 0)
+    const to = r.finish_time ?? from
+    return (
+      `        ${pad(r.req_id, idWidth)}${pad(formatValue(field, value(r)), 12)}${pad(ms(r.decode_time), 11)}` +
+      `${pad(String(r.actual_output_tokens ?? '—'), 9)}${pad(ms(r.itl_max), 11)}${pad(String(inFlight(from, to)), 11)}` +
+      `${pad(running(r.host, from, to), 9)}${r.host}`
+    )
+  })
+  return [
+    `      worst ${worst.length} by ${field} (decode: first token to last; in_flight: the client's requests in the ` +
+      "system meanwhile, at most; running: the worker's own num_running_reqs meanwhile, at most):",
+    header,
+    ...rows,
+  ]
+}
+
+/** The run's server-metrics.csv as series, where it was written. */
+function serverSeries(run: BenchRun): MetricsSeries | undefined {
+  const path = run.files.serverMetrics
+  if (path === undefined || !existsSync(path)) return undefined
+  try {
+    return readMetricsSeries(path)
+  } catch {
+    return undefined
+  }
+}
+
+/** The source name (worker-1) of the worker a row's host is, as the server-metrics sampler named it. */
+function workerOf(run: BenchRun, host: string): string | undefined {
+  const bare = (u: string): string => u.replace(/^[a-z]+:\/\//u, '').replace(/\/.*$/u, '')
+  const sources = run.summary.server_metrics?.sources ?? {}
+  return Object.entries(sources).find(([name, o]) => name !== 'router' && bare(o.url) === bare(host))?.[0]
 }
 
 export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): string {

@@ -1,4 +1,6 @@
+import { resolve } from 'node:path'
 import type { MatcherState, SyncMatcherResult } from 'vitest'
+import { fieldScale } from '../common/columns.ts'
 import { SloUnjudgeableError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
 import { RecordTable } from '../record/record-table.ts'
@@ -70,27 +72,46 @@ function judge(
       ? undefined
       : compareToBaseline(run, options.compareTo, options.regression ?? { ttft: { p99: 10 } })
   if (regression?.problem !== undefined) throw new SloUnjudgeableError(`${hint}\n\nBaseline: ${regression.problem}`)
+  const unit = (key: string): string => (fieldScale(key.split('.')[0] as string) === 1 ? '' : ' ms')
   const regressionLines = (regression?.results ?? []).map(
     (r) =>
-      `  ${r.pass ? '✓' : '✗'} ${r.key} vs baseline: ${r.observed.toFixed(1)}, baseline ${r.baseline.toFixed(1)}, ` +
-      `allowed ≤ ${r.allowed.toFixed(1)} (${(((r.observed - r.baseline) / r.baseline) * 100).toFixed(1)}%)`,
+      `  ${r.pass ? '✓' : '✗'} ${r.key} vs baseline: ${r.observed.toFixed(1)}${unit(r.key)}, baseline ` +
+      `${r.baseline.toFixed(1)}${unit(r.key)}, allowed ≤ ${r.allowed.toFixed(1)}${unit(r.key)} ` +
+      `(${signedPct(r.observed, r.baseline)} over the baseline; the allowance adds both runs' bootstrap noise)`,
   )
-  const baselineNote = regression?.written === true ? [`  baseline written to ${options?.compareTo}`] : regressionLines
-  const pass = evaluation.results.every((r) => r.status === 'pass') && (regression?.results ?? []).every((r) => r.pass)
-  recordVerdicts(
-    this,
-    run,
-    evaluation.results.map((r) => `${r.status === 'pass' ? '✓' : '✗'} ${objectiveLabel(r.objective)}`),
-  )
+  const written = regression?.written === true
+  if (written) process.stdout.write(`[llm-perf] baseline written to ${resolve(options?.compareTo as string)}\n`)
+  const baselineNote = written ? [`  baseline written to ${resolve(options?.compareTo as string)}`] : regressionLines
+  const regressed = (regression?.results ?? []).filter((r) => !r.pass)
+  const pass = evaluation.results.every((r) => r.status === 'pass') && regressed.length === 0
+  recordVerdicts(this, run, [
+    ...evaluation.results.map((r) => `${r.status === 'pass' ? '✓' : '✗'} ${objectiveLabel(r.objective)}`),
+    ...(written
+      ? ['✓ baseline written']
+      : (regression?.results ?? []).map(
+          (r) => `${r.pass ? '✓' : '✗'} ${r.key} vs baseline (${signedPct(r.observed, r.baseline)})`,
+        )),
+  ])
   return {
     pass,
     message: () => {
       const text = [body, ...baselineNote].join('\n')
+      // the objectives may all hold while the baseline does not: the first line says which failed
+      const why =
+        regressed.length > 0 && evaluation.results.every((r) => r.status === 'pass')
+          ? `the objectives held, but ${regressed.map((r) => r.key).join(', ')} regressed beyond the baseline ` +
+            `${resolve(options?.compareTo as string)}:\n`
+          : ''
       return redact(
-        pass ? `${hint}\n\nExpected the run to miss its SLO, but ${text}` : `${hint}\n\nSLO not met: ${text}`,
+        pass ? `${hint}\n\nExpected the run to miss its SLO, but ${text}` : `${hint}\n\nSLO not met: ${why}${text}`,
       )
     },
   }
+}
+
+const signedPct = (observed: number, baseline: number): string => {
+  const pct = baseline === 0 ? 0 : ((observed - baseline) / baseline) * 100
+  return `${pct >= 0 ? '+' : ''}${pct.toFixed(1)} %`
 }
 
 export const matchers = {

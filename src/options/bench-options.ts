@@ -209,10 +209,14 @@ export const benchOptionsSchema = z.strictObject({
       }),
     )
     .optional(),
-  /** Milliseconds from the run's start at which to call a hook. */
+  /** Milliseconds from the run's start at which to call a hook; a `label` marks it on the report's time axes. */
   timeline: z
     .array(
-      z.strictObject({ atMs: z.number().nonnegative(), run: z.custom<() => unknown>((f) => typeof f === 'function') }),
+      z.strictObject({
+        atMs: z.number().nonnegative(),
+        run: z.custom<() => unknown>((f) => typeof f === 'function'),
+        label: z.string().optional(),
+      }),
     )
     .default([]),
 })

@@ -4,7 +4,7 @@ import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
-import { reportData, TIMELINE_REQUESTS } from './report-data.ts'
+import { reportData, TIMELINE_REQUESTS, workerLabel } from './report-data.ts'
 import { REPORT_SCRIPT } from './report-script.ts'
 
 const require = createRequire(import.meta.url)
@@ -36,7 +36,7 @@ function metricsTable(summary: BenchSummary): string {
 function hostsTable(s: BenchSummary): string {
   const total = s.requests || 1
   const rows = Object.entries(s.requests_per_host).map(([h, c]) =>
-    tr([esc(h), c, `${((c / total) * 100).toFixed(1)}%`]),
+    tr([esc(workerLabel(s, h)), c, `${((c / total) * 100).toFixed(1)}%`]),
   )
   return table(['worker', 'requests', 'share'], rows, 'hosts-table')
 }
@@ -75,11 +75,21 @@ function serverMetricsTable(s: BenchSummary): string {
   const sm = s.server_metrics
   if (sm === null) return '<p class="not-reported">not sampled (metricsIntervalMs: 0)</p>'
   const cell = (v: number | undefined): string => (v === undefined ? 'not reported' : String(Number(v.toFixed(3))))
+  const clientCount = (url: string): number | undefined =>
+    Object.entries(s.requests_per_host).find(([h]) => workerLabel(s, h).startsWith(`${nameOf(url)} (`))?.[1]
+  const nameOf = (url: string): string | undefined => Object.entries(sm.sources).find(([, o]) => o.url === url)?.[0]
   const rows = Object.entries(sm.sources).map(([name, o]) => {
     const p = sm.peaks[name] ?? {}
     const counted = sm.requests_per_worker?.[name]
+    const seen = clientCount(o.url)
+    const differs =
+      counted !== undefined && seen !== undefined && counted !== seen
+        ? `counted ${counted} where the client saw ${seen} from it: it counts what it finished during the run ` +
+          '(warm-up requests and ones still running at either end differ), and failed or aborted requests are ' +
+          'not in its count'
+        : undefined
     const peaks = [p['num_running_reqs'], p['num_queue_reqs'], p['token_usage'], counted].map(cell)
-    return tr([esc(name), ...peaks, o.samples, esc(o.note ?? '')])
+    return tr([esc(name), ...peaks, o.samples, esc([o.note, differs].filter(Boolean).join('; '))])
   })
   const headers = [
     'source',
@@ -91,6 +101,16 @@ function serverMetricsTable(s: BenchSummary): string {
     'note',
   ]
   return table(headers, rows, 'server-metrics-table')
+}
+
+/** The failure schedule's steps as they happened (also drawn on every time axis). */
+function eventsList(s: BenchSummary): string {
+  if (s.events === undefined || s.events.length === 0) return ''
+  return `<h2>Events</h2>${table(
+    ['seconds since start', 'what'],
+    s.events.map((e) => tr([e.t_s.toFixed(2), esc(e.what)])),
+    'events-table',
+  )}`
 }
 
 /** A multi-turn run: TTFT and the cache hit rate for first and later turns, and the hit rate over time. */
@@ -144,7 +164,10 @@ ${facts(summary)}
 <h2>Concurrency and server queue depth over time</h2><div id="overtime" class="chart"></div>
 <h2>Running and queued requests per worker (the servers' own /metrics)</h2>
 <div id="server-gauges" class="chart"></div>${serverMetricsTable(summary)}
-<h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}${conversationSection(summary)}
+<h2>KV cache and prefix cache per worker (the servers' own /metrics)</h2><div id="kv" class="chart"></div>
+${summary.server_metrics?.sources['router'] === undefined ? '' : '<h2>The router: requests in flight and worker health</h2><div id="router-view" class="chart"></div>'}
+${summary.server_metrics?.gpus === null || summary.server_metrics?.gpus === undefined ? '' : '<h2>GPUs (nvidia-smi)</h2><div id="gpus"></div>'}
+<h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}${conversationSection(summary)}${eventsList(summary)}
 <p>Every figure is recomputable from requests.csv: percentiles interpolate linearly between closest ranks
 (numpy's default).</p>
 <script id="data" type="application/json">${data}</script>

@@ -46,6 +46,14 @@ export interface ReportData {
   overTime: { t: number[]; concurrency: number[]; queueDepth: number[] | null }
   /** The servers' own running and queued requests per worker (server-metrics.csv); null where none reported them. */
   serverGauges: { t: number[]; running: Record<string, Num[]>; queued: Record<string, Num[]> } | null
+  /** Per worker, KV cache usage (token_usage, 0–1) and prefix cache hit rate over time; null where none reported. */
+  kv: { t: number[]; usage: Record<string, Num[]>; hitRate: Record<string, Num[]> } | null
+  /** The router's in-flight requests and health per worker over time (its /metrics); null without a router's. */
+  router: { t: number[]; active: Record<string, Num[]>; health: Record<string, Num[]> } | null
+  /** Per GPU (nvidia-smi): utilisation %, memory used MiB and power W over time; null without GPUs. */
+  gpus: { t: number[]; util: Record<string, Num[]>; memory: Record<string, Num[]>; power: Record<string, Num[]> } | null
+  /** A failure schedule's steps, marked on every time axis. */
+  events: Array<{ t: number; what: string }>
   hosts: { name: string[]; count: number[] }
 }
 
@@ -60,6 +68,50 @@ function gauges(series: MetricsSeries | undefined): ReportData['serverGauges'] {
   const running = pick('num_running_reqs')
   const queued = pick('num_queue_reqs')
   return Object.keys(running).length + Object.keys(queued).length === 0 ? null : { t: series.t, running, queued }
+}
+
+/** A metric of every source that has it, or of the router by worker (`requests_active:worker-1`). */
+function columns(
+  series: MetricsSeries,
+  pick: (source: string, metric: string) => string | undefined,
+): Record<string, Num[]> {
+  const out: Record<string, Num[]> = {}
+  for (const [source, metrics] of series.values)
+    for (const [metric, column] of metrics) {
+      const name = pick(source, metric)
+      if (name !== undefined) out[name] = column
+    }
+  return out
+}
+
+const anyOf = (...groups: Array<Record<string, Num[]>>): boolean => groups.some((g) => Object.keys(g).length > 0)
+
+function kvUsage(series: MetricsSeries | undefined): ReportData['kv'] {
+  if (series === undefined) return null
+  const worker = (wanted: string) => (source: string, metric: string) =>
+    metric === wanted && source !== 'router' && !source.startsWith('gpu') ? source : undefined
+  const usage = columns(series, worker('token_usage'))
+  const hitRate = columns(series, worker('cache_hit_rate'))
+  return anyOf(usage, hitRate) ? { t: series.t, usage, hitRate } : null
+}
+
+function routerView(series: MetricsSeries | undefined): ReportData['router'] {
+  if (series === undefined) return null
+  const byWorker = (prefix: string) => (source: string, metric: string) =>
+    source === 'router' && metric.startsWith(`${prefix}:`) ? metric.slice(prefix.length + 1) : undefined
+  const active = columns(series, byWorker('requests_active'))
+  const health = columns(series, byWorker('worker_health'))
+  return anyOf(active, health) ? { t: series.t, active, health } : null
+}
+
+function gpuView(series: MetricsSeries | undefined): ReportData['gpus'] {
+  if (series === undefined) return null
+  const gpu = (wanted: string) => (source: string, metric: string) =>
+    source.startsWith('gpu') && metric === wanted ? source : undefined
+  const util = columns(series, gpu('gpu_utilization_pct'))
+  const memory = columns(series, gpu('gpu_memory_used_mib'))
+  const power = columns(series, gpu('gpu_power_w'))
+  return anyOf(util, memory, power) ? { t: series.t, util, memory, power } : null
 }
 
 export function reportData(
@@ -116,6 +168,23 @@ export function reportData(
       queueDepth: queued.starts.length > 0 ? levelsOnGrid(queued, grid) : null,
     },
     serverGauges: gauges(serverSeries),
-    hosts: { name: Object.keys(hostCounts), count: Object.values(hostCounts) },
+    kv: kvUsage(serverSeries),
+    router: routerView(serverSeries),
+    gpus: gpuView(serverSeries),
+    events: (summary.events ?? []).map((e) => ({ t: e.t_s, what: e.what })),
+    hosts: { name: Object.keys(hostCounts).map((h) => workerLabel(summary, h)), count: Object.values(hostCounts) },
   }
+}
+
+/** host:port of a URL or of a bare `host:port`. */
+const hostPort = (u: string): string => u.replace(/^[a-z]+:\/\//u, '').replace(/\/.*$/u, '')
+
+/**
+ * The topology's name for the worker at `host` (a URL, or host:port), as the server-metrics table names it:
+ * `worker-1 (http://127.0.0.1:45619)`; the host alone where no sampled worker is there.
+ */
+export function workerLabel(summary: BenchSummary, host: string): string {
+  const sources = summary.server_metrics?.sources ?? {}
+  const name = Object.entries(sources).find(([, o]) => hostPort(o.url) === hostPort(host))?.[0]
+  return name === undefined || name === 'router' ? host : `${name} (${host})`
 }

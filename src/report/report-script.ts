@@ -60,6 +60,67 @@ function chart(el, title, data, series, opts) {
   const base = { title, width, height: 260, series: [{}].concat(series), axes: [{}, {}], legend: { live: false } };
   return new uPlot(Object.assign(base, opts || {}), data, el);
 }
+/** A time chart: seconds since the start on x, the failure schedule's steps drawn on it as labelled lines. */
+function timeChart(el, title, data, series, yLabel, opts) {
+  const o = Object.assign({ scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: yLabel }] }, opts || {});
+  o.hooks = { draw: [markEvents] };
+  return chart(el, title, data, series, o);
+}
+function markEvents(u) {
+  const ctx = u.ctx;
+  ctx.save();
+  ctx.strokeStyle = '#cc0000';
+  ctx.fillStyle = '#cc0000';
+  ctx.setLineDash([4, 3]);
+  ctx.font = '11px system-ui, sans-serif';
+  for (const e of D.events) {
+    const x = Math.round(u.valToPos(e.t, 'x', true));
+    if (x < u.bbox.left || x > u.bbox.left + u.bbox.width) continue;
+    ctx.beginPath(); ctx.moveTo(x, u.bbox.top); ctx.lineTo(x, u.bbox.top + u.bbox.height); ctx.stroke();
+    ctx.fillText(e.what, x + 3, u.bbox.top + 12);
+  }
+  ctx.restore();
+  u.root.dataset.events = String(D.events.length);
+}
+/** One line per key of each group (solid, then dashed, …), on one time chart. */
+function perKeyChart(el, title, t, groups, yLabel, opts) {
+  const dashes = [undefined, [5, 4], [2, 3]];
+  const data = [t];
+  const series = [];
+  groups.forEach((g, gi) => Object.keys(g.values).forEach((k, i) => {
+    data.push(g.values[k]);
+    series.push({ label: k + (g.suffix || ''), stroke: PALETTE[i % PALETTE.length], width: 1.5, dash: dashes[gi % dashes.length] });
+  }));
+  timeChart(el, title, data, series, yLabel, opts);
+  el.dataset.series = String(series.length);
+}
+function kvChart(el) {
+  const K = D.kv;
+  if (!el) return;
+  if (K === null) return notReported(el, 'KV cache usage and prefix cache hit rate (/metrics)');
+  const pct = (o) => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, v.map((x) => (x === null ? null : 100 * x))]));
+  perKeyChart(el, 'KV cache usage (solid) and prefix cache hit rate (dashed) per worker, %', K.t,
+    [{ values: pct(K.usage), suffix: ' KV usage' }, { values: pct(K.hitRate), suffix: ' cache hit' }], '%',
+    { scales: { x: { time: false }, y: { range: [0, 100] } } });
+}
+function routerChart(el) {
+  const R = D.router;
+  if (!el || R === null) return;
+  perKeyChart(el, "The router's in-flight requests per worker (solid) and worker health (dashed, 1 healthy)", R.t,
+    [{ values: R.active, suffix: ' in flight' }, { values: R.health, suffix: ' health' }], 'requests');
+}
+function gpuCharts(el) {
+  const G = D.gpus;
+  if (!el || G === null) return;
+  const parts = [['util', 'GPU utilisation (%)', '%'], ['memory', 'GPU memory used (MiB)', 'MiB'], ['power', 'GPU power (W)', 'W']];
+  for (const [key, title, unit] of parts) {
+    const div = document.createElement('div');
+    div.className = 'chart';
+    div.id = 'gpu-' + key;
+    el.appendChild(div);
+    perKeyChart(div, title, G.t, [{ values: G[key] }], unit);
+  }
+}
 /** Tick steps for counts: whole numbers only. */
 const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000];
 const PALETTE = ['#3c78d8', '#e69138', '#6aa84f', '#8e7cc3', '#cc0000', '#45818e', '#999999', '#bf9000'];
@@ -87,8 +148,7 @@ function overTimeChart(el) {
   const data = [D.overTime.t, D.overTime.concurrency].concat(queue === null ? [] : [queue]);
   const series = [{ label: 'requests in the system', stroke: '#3c78d8', width: 1.5 }]
     .concat(queue === null ? [] : [{ label: 'waiting in server queues', stroke: '#e69138', width: 1.5 }]);
-  chart(el, 'Concurrency and server queue depth', data, series,
-    { scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: 'requests' }] });
+  timeChart(el, 'Concurrency and server queue depth', data, series, 'requests');
   if (queue === null) notReported(el, 'waiting in server queues (needs /generate with --enable-metrics)');
 }
 function serverGaugesChart(el) {
@@ -99,8 +159,7 @@ function serverGaugesChart(el) {
   const line = (label, i, dash) => ({ label, stroke: PALETTE[i % PALETTE.length], width: 1.5, dash });
   const series = Object.keys(G.running).map((w, i) => line(w + ' running', i, undefined))
     .concat(Object.keys(G.queued).map((w, i) => line(w + ' queued', i, [5, 4])));
-  chart(el, 'Running (solid) and queued (dashed) requests per worker', data, series,
-    { scales: { x: { time: false } }, axes: [{ label: 'seconds since start' }, { label: 'requests' }] });
+  timeChart(el, 'Running (solid) and queued (dashed) requests per worker', data, series, 'requests');
   el.dataset.series = String(names.length);
 }
 function hostsChart(el) {
@@ -135,5 +194,8 @@ percentileChart(document.getElementById('percentiles-token'), 'Per-token latency
 overTimeChart(document.getElementById('overtime'));
 serverGaugesChart(document.getElementById('server-gauges'));
 hostsChart(document.getElementById('hosts'));
+kvChart(document.getElementById('kv'));
+routerChart(document.getElementById('router-view'));
+gpuCharts(document.getElementById('gpus'));
 cacheOverTimeChart(document.getElementById('cache-over-time'));
 `

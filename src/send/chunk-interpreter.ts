@@ -42,6 +42,12 @@ function interpretGenerate(payload: Json, obs: Observation, atMs: number): void 
   // (--incremental-streaming-output): a chunk that does not begin with what came before is a new piece
   if (obs.answer !== undefined && typeof text === 'string')
     obs.answer = text.startsWith(obs.answer) ? text : obs.answer + text
+  const ids = payload['output_ids']
+  if (obs.answerIds !== undefined && Array.isArray(ids)) {
+    const before = obs.answerIds
+    const repeats = ids.length >= before.length && before.every((id, i) => ids[i] === id)
+    obs.answerIds = repeats ? (ids as number[]) : [...before, ...(ids as number[])]
+  }
   const total = num(meta['completion_tokens'])
   if (total !== undefined) {
     addTokens(obs, total - (obs.completionTokens ?? 0), atMs)

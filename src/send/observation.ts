@@ -44,6 +44,8 @@ export interface Observation {
   turn: number | undefined
   /** The generated text, kept only where a later turn needs it (`''` asks for it; undefined keeps nothing). */
   answer: string | undefined
+  /** As `answer`, the generated token ids (/generate's output_ids), where a later turn sends ids. */
+  answerIds: number[] | undefined
 }
 
 export function newObservation(
@@ -51,7 +53,7 @@ export function newObservation(
     Observation,
     'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'
   > &
-    Partial<Pick<Observation, 'requestedPromptTokens' | 'chat' | 'sessionId' | 'turn' | 'answer'>>,
+    Partial<Pick<Observation, 'requestedPromptTokens' | 'chat' | 'sessionId' | 'turn' | 'answer' | 'answerIds'>>,
 ): Observation {
   return {
     requestedPromptTokens: undefined,
@@ -59,6 +61,7 @@ export function newObservation(
     sessionId: undefined,
     turn: undefined,
     answer: undefined,
+    answerIds: undefined,
     ...init,
     sendMs: undefined,
     headersMs: undefined,

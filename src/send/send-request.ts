@@ -155,7 +155,12 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
         return
       }
       try {
-        interpretPayload(ctx.api, parseChunk(ctx.api, event.data, obs.answer !== undefined), obs, ctx.nowMs())
+        interpretPayload(
+          ctx.api,
+          parseChunk(ctx.api, event.data, obs.answer !== undefined || obs.answerIds !== undefined),
+          obs,
+          ctx.nowMs(),
+        )
       } catch (err) {
         failure = err
       }

@@ -26,6 +26,8 @@ export interface SampledRun {
   outcomes: Map<string, SourceOutcome>
   /** The topology's GPUs (nvidia-smi), where it ran on GPUs: peaks per gpuN, or why they were not read. */
   gpus: { peaks: Record<string, Record<string, number>>; note: string | undefined } | null
+  /** The GPUs' samples (nvidia-smi's own timer), as server-metrics.csv has them; empty without GPUs. */
+  gpuRows: GpuRow[]
   /** server-metrics.csv could not be written (a full disk): the series above are still whole. */
   writeFailure: ArtifactWriteError | undefined
 }
@@ -68,6 +70,7 @@ export class MetricsSampler {
   #stopped: Promise<SampledRun> | undefined
   readonly #gpus: readonly number[]
   #gpuSampler: GpuSampler | undefined
+  readonly #gpuRows: GpuRow[] = []
 
   constructor(init: {
     sources: MetricsSource[]
@@ -92,9 +95,10 @@ export class MetricsSampler {
 
   start(): void {
     if (this.#gpus.length > 0)
-      this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (rows: GpuRow[]) =>
-        this.#file.append(rows.map(row).join('')),
-      )
+      this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (rows: GpuRow[]) => {
+        this.#gpuRows.push(...rows)
+        this.#file.append(rows.map(row).join(''))
+      })
     this.#tick()
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs)
     this.#timer.unref()
@@ -120,7 +124,13 @@ export class MetricsSampler {
       const said = `left out ${what.size > 3 ? `${what.size} values` : 'values'} that cannot be true: ${[...what].slice(0, 3).join(', ')}`
       outcome.note = outcome.note === undefined ? said : `${outcome.note}; ${said}`
     }
-    return { series: this.#series, outcomes: this.#outcomes, gpus, writeFailure: this.#file.failure }
+    return {
+      series: this.#series,
+      outcomes: this.#outcomes,
+      gpus,
+      gpuRows: this.#gpuRows,
+      writeFailure: this.#file.failure,
+    }
   }
 
   /** A tick whose predecessor is still waiting on a slow server is skipped, not stacked. */

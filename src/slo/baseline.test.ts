@@ -44,10 +44,25 @@ test('toMeetSlo with compareTo: the same run passes; a 50 % slower p99 fails, na
     expect(runWith(1.5)).toMeetSlo({ success_rate: { min: 0.99 } }, { compareTo: path, regression })
     expect.unreachable()
   } catch (err) {
-    expect(stripVTControlCharacters((err as Error).message)).toMatch(
-      / {2}✗ ttft\.p99 vs baseline: 297\.0, baseline 198\.0, allowed ≤ \d+\.\d \(50\.0%\)/u,
+    const message = stripVTControlCharacters((err as Error).message)
+    // the first line says what failed, though every objective held; the baseline's line has its units
+    expect(message).toContain(`SLO not met: the objectives held, but ttft.p99 regressed beyond the baseline ${path}:`)
+    expect(message).toMatch(
+      / {2}✗ ttft\.p99 vs baseline: 297\.0 ms, baseline 198\.0 ms, allowed ≤ \d+\.\d ms \(\+50\.0 % over the baseline/u,
     )
   } finally {
     vi.unstubAllEnvs()
   }
+})
+
+test('a baseline keeps its run’s options: a run of another workload is refused, naming what differs', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'baseline-')), 'node.json')
+  const base = runWith(1)
+  expect(compareToBaseline(base, path, regression, {})).toMatchObject({ written: true })
+  expect(JSON.parse(readFileSync(path, 'utf8')).options).toEqual(base.summary.options)
+  const other = runWith(1)
+  other.summary.options = { ...other.summary.options, rate: 64 }
+  const { problem } = compareToBaseline(other, path, regression, { CI: 'true' })
+  expect(problem).toContain(`the baseline ${path} was measured on another workload (rate:`)
+  expect(problem).toContain('LLM_PERF_UPDATE_BASELINE=1')
 })

@@ -5,6 +5,7 @@ import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
+import { workloadDifferences } from '../summarise/workload-differences.ts'
 import { fieldValues } from './evaluate-slo.ts'
 import type { RegressionSpec } from './slo-spec.ts'
 
@@ -13,6 +14,8 @@ import type { RegressionSpec } from './slo-spec.ts'
 export interface BaselineFile {
   created_at: string
   package_version: string
+  /** The options of the run it was measured on (summary.json's): a run of another workload is not compared with it. */
+  options?: Record<string, unknown>
   metrics: Record<string, { value: number; noise: number; n: number }>
 }
 
@@ -69,6 +72,7 @@ export function writeBaseline(path: string, run: BenchRun, spec: RegressionSpec)
   const file: BaselineFile = {
     created_at: new Date().toISOString(),
     package_version: PACKAGE_VERSION,
+    options: run.summary.options,
     metrics: measure(run, spec),
   }
   mkdirSync(dirname(resolve(path)), { recursive: true })
@@ -98,6 +102,15 @@ export function compareToBaseline(
       problem: `no baseline at ${path}: run once with ${UPDATE_BASELINE_ENV}=1 (or outside CI) and commit the file`,
     }
   const base = JSON.parse(readFileSync(path, 'utf8')) as BaselineFile
+  const differ = base.options === undefined ? [] : workloadDifferences(base.options, run.summary.options)
+  if (differ.length > 0)
+    return {
+      written: false,
+      results: [],
+      problem:
+        `the baseline ${path} was measured on another workload (${differ.join('; ')}), so a difference would not be ` +
+        `the server's alone: run the baseline's workload, or write a new baseline with ${UPDATE_BASELINE_ENV}=1`,
+    }
   const now = measure(run, spec)
   const results: RegressionResult[] = []
   for (const [field, objectives] of Object.entries(spec)) {

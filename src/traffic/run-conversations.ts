@@ -1,4 +1,5 @@
 import type { RunClock } from '../common/clock.ts'
+import { countWords } from '../dataset/dataset-item.ts'
 import type { PackedDataset } from '../dataset/packed-dataset.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { dispatchAtTargets } from '../schedule/dispatcher.ts'
@@ -27,6 +28,12 @@ export interface ConversationInputs {
 interface Exchange {
   user: string
   answer: string
+}
+
+/** A session so far: its exchanges as text, and, where it is sent as token ids, every id sent and generated. */
+interface History {
+  exchanges: Exchange[]
+  ids: number[]
 }
 
 /**
@@ -60,19 +67,23 @@ export async function runConversations(inp: ConversationInputs): Promise<void> {
   // sessions thinking before their next turn: session → that turn (from 0) and its timer
   const pending = new Map<number, { next: number; timer: NodeJS.Timeout }>()
   let fired = 0
-  const turn = (s: number, t: number, history: Exchange[], lagMs: number): void => {
+  const turn = (s: number, t: number, history: History, lagMs: number): void => {
     if (inp.signal?.aborted) {
       unsent(s, t, abortReason(inp.signal))
       return
     }
     const i = (inp.starts[s] as number) + t
     const item = inp.dataset.item(i)
-    const user = item.prompt as string
-    const obs = observation(inp, s, i, lagMs, inp.clock.nowMs(), history, user)
+    // token ids (/generate with promptAs 'ids'): the history goes back as the ids sent and the ids generated
+    const asIds = Array.isArray(item.prompt)
+    const user = asIds ? '' : (item.prompt as string)
+    const promptIds = asIds ? [...history.ids, ...(item.prompt as number[])] : undefined
+    const obs = observation(inp, s, i, lagMs, inp.clock.nowMs(), history.exchanges, promptIds)
     obs.answer = ''
-    const prompt = [...history.flatMap((h) => [h.user, h.answer]), user].join('\n')
+    if (asIds) obs.answerIds = []
+    const prompt = promptIds ?? [...history.exchanges.flatMap((h) => [h.user, h.answer]), user].join('\n')
     const messages = [
-      ...history.flatMap((h) => [
+      ...history.exchanges.flatMap((h) => [
         { role: 'user' as const, content: h.user },
         { role: 'assistant' as const, content: h.answer },
       ]),
@@ -84,15 +95,32 @@ export async function runConversations(inp: ConversationInputs): Promise<void> {
       (errorType) => {
         c.inFlight--
         const answer = obs.answer ?? ''
+        const answerIds = obs.answerIds ?? []
         obs.answer = undefined
+        obs.answerIds = undefined
         emit(obs, errorType)
         const next = t + 1
         if (i + 1 >= (inp.starts[s + 1] as number)) return
-        if (errorType !== undefined)
-          return unsent(s, next, `not sent: turn ${t + 1} of session ${s} failed (${obs.error ?? errorType})`)
+        if (errorType !== undefined) {
+          unsent(s, next, `not sent: turn ${t + 1} of session ${s} failed (${obs.error ?? errorType})`)
+          return
+        }
+        if (asIds && answerIds.length === 0 && (obs.completionTokens ?? 0) > 0) {
+          unsent(
+            s,
+            next,
+            `not sent: turn ${t + 1} of session ${s} came back without output_ids to continue it in token ids ` +
+              "(promptAs: 'text' sends the conversation as text)",
+          )
+          return
+        }
+        const after: History = {
+          exchanges: [...history.exchanges, { user, answer }],
+          ids: promptIds === undefined ? [] : [...promptIds, ...answerIds],
+        }
         const timer = setTimeout(() => {
           pending.delete(s)
-          turn(s, next, [...history, { user, answer }], 0)
+          turn(s, next, after, 0)
         }, inp.thinkMs())
         pending.set(s, { next, timer })
       },
@@ -118,7 +146,7 @@ export async function runConversations(inp: ConversationInputs): Promise<void> {
     waiting: waited,
     fire: (s, lagMs) => {
       fired = s + 1
-      turn(s, 0, [], lagMs)
+      turn(s, 0, { exchanges: [], ids: [] }, lagMs)
     },
   })
   c.spinMs = waited.spinMs
@@ -130,8 +158,8 @@ const abortReason = (signal: AbortSignal | undefined): string =>
   `aborted before it was sent${signal?.reason instanceof Error ? `: ${signal.reason.message}` : ''}`
 
 /**
- * Turn i's observation: session s, its turn number from 1, and, once sent, the prompt as sent (its words; its
- * tokens are the server's to count, since the answers in it are the server's own).
+ * Turn i's observation: session s, its turn number from 1, and, once sent, what was sent: its words (the history's
+ * and the new message's) and, where it goes as token ids, exactly how many the server must count.
  */
 function observation(
   inp: ConversationInputs,
@@ -140,9 +168,9 @@ function observation(
   lagMs: number,
   arrivalMs: number,
   history: readonly Exchange[] = [],
-  user?: string,
+  promptIds?: readonly number[],
 ): Observation {
-  const text = user === undefined ? '' : [...history.flatMap((h) => [h.user, h.answer]), user].join(' ')
+  const words = history.reduce((n, h) => n + countWords(h.user) + countWords(h.answer), 0)
   return newObservation({
     index: i,
     reqId: `${inp.runId}-${i}`,
@@ -150,8 +178,9 @@ function observation(
     dispatchLagMs: lagMs,
     host: inp.host,
     chat: inp.body.api === 'chat',
-    inputLength: text === '' ? inp.dataset.inputLength(i) : text.trim().split(/\s+/u).length,
+    inputLength: words + inp.dataset.inputLength(i),
     expectedOutputLength: inp.dataset.outputLen(i),
+    ...(promptIds === undefined ? {} : { requestedPromptTokens: promptIds.length }),
     sessionId: s,
     turn: i - (inp.starts[s] as number) + 1,
   })

@@ -27,4 +27,9 @@ except that it binds 127.0.0.1 unless told otherwise. Responses carry the header
                                     --queue-timeout-secs (60), else gets 429 (queue full) or 408 (timed out),
                                     empty-bodied as smg's; --rate-limit-tokens-per-second R refills it (default N)
   --api-key KEY                     require Authorization: Bearer KEY on the data plane
-  --random-seed N                   seed for the random and power_of_two policies`
+  --random-seed N                   seed for the random and power_of_two policies
+
+Examples:
+  npx vitest-llm-perf sim-router --worker-urls http://127.0.0.1:30001 http://127.0.0.1:30002 --port 30000
+  npx vitest-llm-perf sim-router --worker-urls http://127.0.0.1:30001 --policy round_robin \\
+      --max-concurrent-requests 256 --queue-size 100`

@@ -38,4 +38,9 @@ Faults:
   --fault-stall-ms MS               the pause, in milliseconds (default 2000)
 
 Accepted and ignored (so SGLang command lines run unchanged): --tp-size, --dp-size,
---mem-fraction-static, --base-gpu-id, --context-length, --schedule-policy, --log-level, and others.`
+--mem-fraction-static, --base-gpu-id, --context-length, --schedule-policy, --log-level, and others.
+
+Examples:
+  npx vitest-llm-perf sim-server --port 30000 --enable-metrics
+  npx vitest-llm-perf sim-server --port 30001 --enable-metrics --profile llama-3.1-70b-h100-tp4 --speed 4 \\
+      --max-running-requests 64 --fault-error-rate 0.01`

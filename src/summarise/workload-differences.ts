@@ -1,0 +1,21 @@
+/** What makes two runs the same workload: a change in any of these options is another experiment. */
+export const WORKLOAD = [
+  'dataset',
+  'api',
+  'rate',
+  'requests',
+  'arrival',
+  'burstiness',
+  'seed',
+  'users',
+  'thinkTime',
+  'maxInFlight',
+  'stream',
+] as const
+
+/** What differs between two runs' options (summary.json's `options`) in their workload, as "rate: 16 vs 32". */
+export function workloadDifferences(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  return WORKLOAD.filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).map(
+    (k) => `${k}: ${JSON.stringify(a[k]) ?? '—'} vs ${JSON.stringify(b[k]) ?? '—'}`,
+  )
+}

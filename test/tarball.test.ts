@@ -1,0 +1,119 @@
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { execa } from 'execa'
+import { expect, test } from 'vitest'
+
+// Every command as a user runs it: from the packed tarball, installed in a fresh project (no clone, no src/), on
+// this Node. npm installs the package's dependencies from its cache where it can (the repository's own install
+// filled it), else from the registry.
+const root = new URL('..', import.meta.url).pathname
+const COMMANDS = ['run', 'sweep', 'capacity', 'compare', 'report', 'init', 'merge', 'sim-server', 'sim-router']
+const npm = (args: string[], cwd: string) =>
+  execa('npm', [...args, '--no-audit', '--no-fund', '--loglevel=error'], { cwd, all: true, reject: false })
+
+test('from the tarball in a fresh project: every command has --help with examples, and run, report, compare, sweep, capacity and init work', async () => {
+  const work = mkdtempSync(join(tmpdir(), 'llm-perf-tarball-'))
+  const packed = await npm(['pack', '--pack-destination', work], root)
+  expect(packed.exitCode, packed.all).toBe(0)
+  const tarball = readdirSync(work).find((f) => f.endsWith('.tgz')) as string
+  const project = join(work, 'consumer')
+  mkdirSync(project)
+  // a CommonJS project, as `npm init -y` makes: the package and its config must load there too
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'consumer', private: true }, null, 2))
+  const vitest = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).devDependencies.vitest as string
+  const installed = await npm(['install', '--prefer-offline', join(work, tarball), `vitest@${vitest}`], project)
+  expect(installed.exitCode, installed.all).toBe(0)
+  expect(existsSync(join(project, 'node_modules', 'vitest-llm-perf', 'src'))).toBe(false)
+  const cli = (args: string[], timeout = 120_000) =>
+    execa('npx', ['vitest-llm-perf', ...args], { cwd: project, all: true, reject: false, timeout })
+
+  const top = await cli(['--help'])
+  expect(top.exitCode, top.all).toBe(0)
+  for (const c of COMMANDS) expect(top.stdout).toContain(`  ${c} `)
+  for (const c of COMMANDS) {
+    const help = await cli([c, '--help'])
+    expect(help.exitCode, `${c} --help: ${help.all}`).toBe(0)
+    expect(help.stdout, `${c} --help`).toMatch(/Examples?:\n {2}npx vitest-llm-perf /u)
+  }
+
+  // a simulated worker from the installed package, on a free port it prints
+  const server = execa('npx', ['vitest-llm-perf', 'sim-server', '--port', '0', '--enable-metrics', '--speed', '8'], {
+    cwd: project,
+    reject: false,
+  })
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      server.stdout?.on('data', (d: Buffer) => {
+        const m = /Uvicorn running on (http:\/\/[\d.:]+)/u.exec(String(d))
+        if (m !== null) resolve(m[1] as string)
+      })
+      server.then(() => reject(new Error('sim-server exited')), reject)
+    })
+    await new Promise((r) => setTimeout(r, 500))
+    const common = ['--requests', '40', '--input-len', '32', '--output-len', '8', '--seed', '3']
+    const a = join(work, 'a')
+    const b = join(work, 'b')
+    const runA = await cli(['run', url, '--rate', '40', ...common, '--slo', 'ttft.p99<5000', '--out-dir', a])
+    expect(runA.exitCode, runA.all).toBe(0)
+    expect(existsSync(join(a, 'requests.csv'))).toBe(true)
+    const missed = await cli(['run', url, '--rate', '40', ...common, '--slo', 'ttft.p99<0.001', '--out-dir', b])
+    expect(missed.exitCode, missed.all).toBe(1)
+    const report = await cli(['report', a])
+    expect(report.exitCode, report.all).toBe(0)
+    const compared = await cli(['compare', a, b, '--out', join(work, 'cmp')])
+    expect(compared.exitCode, compared.all).toBe(0)
+    expect(existsSync(join(work, 'cmp', 'compare.html'))).toBe(true)
+    const swept = await cli([
+      'sweep',
+      url,
+      '--rates',
+      '10,20',
+      '--requests',
+      '20',
+      '--input-len',
+      '16',
+      '--output-len',
+      '4',
+      '--out-dir',
+      join(work, 'sweep'),
+    ])
+    expect(swept.exitCode, swept.all).toBe(0)
+    expect(existsSync(join(work, 'sweep', 'sweep.json'))).toBe(true)
+    const capacity = await cli([
+      'capacity',
+      url,
+      '--slo',
+      'ttft.p99<2000',
+      '--min',
+      '2',
+      '--max',
+      '8',
+      '--step-duration-s',
+      '2',
+      '--input-len',
+      '16',
+      '--output-len',
+      '4',
+      '--out-dir',
+      join(work, 'capacity'),
+    ])
+    expect([0, 1], capacity.all).toContain(capacity.exitCode)
+    expect(existsSync(join(work, 'capacity', 'capacity.json')), capacity.all).toBe(true)
+  } finally {
+    server.kill('SIGTERM')
+    await server
+  }
+
+  // init, then the perf project it wrote, on the simulator the package launches itself
+  const init = await cli(['init'])
+  expect(init.exitCode, init.all).toBe(0)
+  const perf = await execa('npx', ['vitest', 'run', '--project', 'perf'], {
+    cwd: project,
+    all: true,
+    reject: false,
+    timeout: 180_000,
+  })
+  expect(perf.exitCode, perf.all).toBe(0)
+  expect(perf.all).toContain('LLM perf')
+}, 600_000)
