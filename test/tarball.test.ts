@@ -51,13 +51,13 @@ test('from the tarball in a fresh project: every command has --help with example
       server.then(() => reject(new Error('sim-server exited')), reject)
     })
     await new Promise((r) => setTimeout(r, 500))
-    const common = ['--requests', '40', '--input-len', '32', '--output-len', '8', '--seed', '3']
+    const common = ['--requests', '120', '--input-len', '32', '--output-len', '8', '--seed', '3']
     const a = join(work, 'a')
     const b = join(work, 'b')
-    const runA = await cli(['run', url, '--rate', '40', ...common, '--slo', 'ttft.p99<5000', '--out-dir', a])
+    const runA = await cli(['run', url, '--rate', '60', ...common, '--slo', 'ttft.p99<5000', '--out-dir', a])
     expect(runA.exitCode, runA.all).toBe(0)
     expect(existsSync(join(a, 'requests.csv'))).toBe(true)
-    const missed = await cli(['run', url, '--rate', '40', ...common, '--slo', 'ttft.p99<0.001', '--out-dir', b])
+    const missed = await cli(['run', url, '--rate', '60', ...common, '--slo', 'ttft.p99<0.001', '--out-dir', b])
     expect(missed.exitCode, missed.all).toBe(1)
     const report = await cli(['report', a])
     expect(report.exitCode, report.all).toBe(0)

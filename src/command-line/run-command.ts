@@ -6,7 +6,7 @@ import { benchRequests } from '../load/bench-requests.ts'
 import { capacityCurve } from '../matchers/capacity-matchers.ts'
 import { formatEvaluation, objectiveLabel } from '../matchers/format-slo.ts'
 import { formatProgress } from '../options/progress-snapshot.ts'
-import { textTable } from '../plugin/perf-reporter.ts'
+import { CI_COLUMNS, TABLE_TITLE, textTable } from '../plugin/perf-reporter.ts'
 import { progressPrinter } from '../plugin/progress-printer.ts'
 import { compactSummary } from '../plugin/task-meta.ts'
 import { evaluateSlo, invalidRun } from '../slo/evaluate-slo.ts'
@@ -89,7 +89,7 @@ function table(runs: readonly BenchRun[], verdicts: string[][] = []): string {
       run: { ...compactSummary(run), slo: verdicts[i] ?? [], ...(invalid === undefined ? {} : { invalid }) },
     }
   })
-  return `\n LLM perf (ms; req/s; output tok/s)\n\n${textTable(rows, process.stdout.isTTY ? process.stdout.columns : undefined)}\n`
+  return `\n${TABLE_TITLE}\n\n${textTable(rows, process.stdout.isTTY ? process.stdout.columns : CI_COLUMNS)}\n`
 }
 
 /** `vitest-llm-perf run URL [flags]`: returns the exit code. */

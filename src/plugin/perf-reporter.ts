@@ -55,8 +55,8 @@ export function rowCells(r: TableRow): string[] {
   ]
 }
 
-const CI_COLUMNS = 120
-const TABLE_TITLE =
+export const CI_COLUMNS = 120
+export const TABLE_TITLE =
   ' LLM perf (times in ms; q: pure queue time; sent/s: requests sent a second; done/s: completions a second over the whole run, ' +
   'drain included; tok/s: output tokens a second)'
 /** Reports listed after the table, beyond which runs.json has them. */
