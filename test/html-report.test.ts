@@ -1,10 +1,13 @@
-import { existsSync, mkdtempSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
+import { matchers } from '../src/matchers/matchers.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
+
+expect.extend(matchers)
 
 const CHROMIUM = '/usr/bin/chromium'
 const ARGS = [
@@ -136,6 +139,39 @@ test.skipIf(!existsSync(CHROMIUM))(
       for (const id of ['overtime', 'server-gauges', 'kv', 'router-view'])
         expect(await page.locator(`#${id} .uplot`).getAttribute('data-events'), id).toBe('2')
       expect(await page.locator('#events-table').textContent()).toContain('down: worker-2')
+    } finally {
+      await browser.close()
+    }
+  },
+)
+
+test.skipIf(!existsSync(CHROMIUM))(
+  'a judged run’s report.html says the test, its verdicts and goodput at the top',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llm-perf-html-verdicts-'))
+    await using topo = await launchTopology('html-verdicts', { workers: 1, sim: { speed: 4 } }, { logDir: dir })
+    const run = await benchRequests(topo, {
+      rate: 50,
+      requests: 120,
+      quiet: true,
+      slo: { ttft: { p99: 5000 } },
+      dataset: { kind: 'random', inputLen: 16, outputLen: 4 },
+      outDir: dir,
+    })
+    expect(run).toMeetSlo({ ttft: { p99: 5000 }, success_rate: { min: 0.99 } })
+    expect(() => expect(run).toMeetSlo({ ttft: { p50: 0.001 } })).toThrow()
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
+    expect(summary.verdicts).toEqual(['✓ ttft p99', '✓ success_rate', '✗ ttft p50'])
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+    try {
+      const page = await browser.newPage()
+      await page.goto(`file://${run.files.html}`)
+      await page.waitForSelector('.uplot')
+      expect(await page.locator('h1').textContent()).toContain('judged run’s report.html says the test')
+      const top = (await page.locator('#verdicts').textContent()) ?? ''
+      expect(top).toMatch(
+        /^SLO not met · goodput 100\.0 % \(\d+\.\d\d req\/s\): ✓ ttft p99 · ✓ success_rate · ✗ ttft p50$/u,
+      )
     } finally {
       await browser.close()
     }

@@ -10,6 +10,7 @@ import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { toSustain } from './capacity-matchers.ts'
 import { formatEvaluation, objectiveLabel } from './format-slo.ts'
+import { reportVerdicts } from './report-verdicts.ts'
 
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
   const r = received as Partial<BenchRun> | null
@@ -26,6 +27,7 @@ function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: string[]):
   const rows = (state.task as { meta?: { llmPerf?: Array<{ csv: string; slo: string[] }> } } | undefined)?.meta?.llmPerf
   const row = rows?.find((r) => r.csv === run.files.csv)
   if (row !== undefined) row.slo.push(...verdicts)
+  reportVerdicts(run, verdicts, state.currentTestName)
 }
 
 function judge(
@@ -47,6 +49,7 @@ function judge(
   const hint = this.utils.matcherHint(`.${matcher}`, 'run', 'slo', { isNot: this.isNot })
   const body = formatEvaluation(run, evaluation)
   if (evaluation.invalid !== undefined) {
+    reportVerdicts(run, [`invalid (${evaluation.invalid})`], this.currentTestName)
     throw new SloUnjudgeableError(
       `${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the ` +
         `rate, cap maxInFlight, or raise the limit.\n\n${body}`,

@@ -41,6 +41,19 @@ function hostsTable(s: BenchSummary): string {
   return table(['worker', 'requests', 'share'], rows, 'hosts-table')
 }
 
+/** The verdicts the test's matchers gave, at the top: what a reader opening a failed run looks for first. */
+function verdicts(s: BenchSummary): string {
+  if (s.verdicts === undefined || s.verdicts.length === 0) return ''
+  const failed = s.verdicts.some((v) => v.startsWith('✗') || v.startsWith('invalid') || v.startsWith('unjudgeable'))
+  const goodput =
+    s.goodput === null
+      ? ''
+      : ` · goodput ${(s.goodput.fraction * 100).toFixed(1)} % (${s.goodput.per_second.toFixed(2)} req/s)`
+  return `<p id="verdicts" class="${failed ? 'failed' : 'passed'}"><b>${failed ? 'SLO not met' : 'SLO met'}</b>${goodput}: ${s.verdicts
+    .map(esc)
+    .join(' · ')}</p>`
+}
+
 function facts(s: BenchSummary): string {
   const items: Array<[string, string]> = [
     ['target', s.target],
@@ -154,8 +167,10 @@ td:first-child,th:first-child{text-align:left}
 #legend span{margin-right:14px;white-space:nowrap}
 #legend i{display:inline-block;width:12px;height:12px;margin-right:4px;vertical-align:-1px}
 .chart{width:100%;min-height:300px;margin-bottom:28px}
+#verdicts{padding:6px 10px;border-left:4px solid}#verdicts.failed{border-color:#cc0000}#verdicts.passed{border-color:#6aa84f}
 </style></head><body>
-<h1>${esc(title)}</h1>
+<h1>${esc(summary.test === undefined ? title : `${summary.test} · ${title}`)}</h1>
+${verdicts(summary)}
 ${facts(summary)}
 <h2>Request timeline${timelineNote(summary.requests)}</h2>
 <div id="legend"></div><div><canvas id="timeline"></canvas></div>

@@ -49,6 +49,9 @@ export interface RunContext {
   server_metrics: ServerMetricsSummary | null
   /** A trace replay (dataset kind 'trace'): the trace, and the cached tokens its hash ids predict vs reported. */
   trace?: TraceSummary | null
+  /** The test that judged the run, and each verdict its matchers gave (`✓ ttft p99`, `✗ ttft.p99 vs baseline …`). */
+  test?: string
+  verdicts?: string[]
   /** What happened to the topology during the run (a failure schedule's steps), seconds on the run's axis. */
   events?: Array<{ t_s: number; what: string }>
   /** A multi-turn run (dataset kind 'conversations'): TTFT and cache hit rate by turn, the hit rate over time. */
