@@ -5,6 +5,7 @@ import { redact } from '../common/redact.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import { capacityCurve } from '../matchers/capacity-matchers.ts'
 import { formatEvaluation, objectiveLabel } from '../matchers/format-slo.ts'
+import { reportVerdicts } from '../matchers/report-verdicts.ts'
 import { formatProgress } from '../options/progress-snapshot.ts'
 import { CI_COLUMNS, TABLE_TITLE, textTable } from '../plugin/perf-reporter.ts'
 import { progressPrinter } from '../plugin/progress-printer.ts'
@@ -121,6 +122,8 @@ export async function runCommand(argv: string[]): Promise<number> {
         : code === 1
           ? `SLO not met:\n${formatEvaluation(run, evaluation)}`
           : 'SLO met'
+    // report.html was written before the SLO was judged: it says the verdicts at its top as a test's does
+    reportVerdicts(run, evaluation.invalid === undefined ? verdicts : [`invalid (${evaluation.invalid})`], undefined)
   }
   if (values.json === true) out(JSON.stringify(run.summary, null, 2))
   else

@@ -100,3 +100,18 @@ test('the columns say what each rate is: sent/s beside done/s', () => {
   expect(head).toMatch(/ sent\/s {2}done\/s +tok\/s {2}SLO$/u)
   expect(row).toMatch(/ 50\.2 {4}49\.5 {2}3000\.0 {2}—$/u)
 })
+
+test('a narrow table cuts the test’s name but keeps each run’s [name], so a test’s runs stay apart', () => {
+  const long = 'conversations: cache_aware serves later turns from the cache, and their TTFT by what the model predicts'
+  const table = textTable(
+    [
+      { test: long, state: 'passed', run: run({ name: 'cache_aware' }) },
+      { test: long, state: 'passed', run: run({ name: 'round_robin' }) },
+    ],
+    120,
+  )
+  const [, a, b] = table.split('\n')
+  expect(a).toMatch(/^✓ conversations: .*… \[cache_aware\] /u)
+  expect(b).toMatch(/… \[round_robin\] /u)
+  for (const l of table.split('\n')) expect([...l].length).toBeLessThanOrEqual(120)
+})

@@ -79,6 +79,14 @@ export function reportPaths(rows: readonly TableRow[]): string {
 const cut = (v: string, width: number): string =>
   [...v].length <= width ? v : `${[...v].slice(0, width - 1).join('')}…`
 
+/** A row's first cell cut to `width`, the test's name cut and the run's ` [name]` kept: it tells a test's runs apart. */
+const cutName = (cell: string, width: number): string => {
+  const at = cell.endsWith(']') ? cell.lastIndexOf(' [') : -1
+  const suffix = at < 0 ? '' : cell.slice(at)
+  if (at < 0 || [...suffix].length > width / 2) return cut(cell, width)
+  return `${cut(cell.slice(0, at), width - [...suffix].length)}${suffix}`
+}
+
 /** Words of `text` in lines of at most `width` characters, each after `indent`. */
 function wrap(text: string, width: number, indent: string): string[] {
   const lines: string[] = []
@@ -112,7 +120,7 @@ export function textTable(rows: readonly TableRow[], columns?: number): string {
   const narrow = [nameWidth, ...widths.slice(1, -1)]
   return cells
     .flatMap((c, row) => {
-      const head = line([cut(c[0] as string, nameWidth), ...c.slice(1, -1)], narrow)
+      const head = line([cutName(c[0] as string, nameWidth), ...c.slice(1, -1)], narrow)
       const slo = c.at(-1) as string
       return row === 0 || slo === '—' ? [head] : [head, ...wrap(`SLO: ${slo}`, columns, '    ')]
     })
