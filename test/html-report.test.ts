@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs'
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium } from 'playwright-core'
@@ -174,6 +174,52 @@ test.skipIf(!existsSync(CHROMIUM))(
       )
     } finally {
       await browser.close()
+    }
+  },
+)
+
+test.skipIf(!existsSync(CHROMIUM))(
+  'GPUs sampled during a run are drawn: utilisation, memory and power over time, a line per GPU',
+  async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'llm-perf-html-gpus-'))
+    // nvidia-smi as a stand-in (no GPU here): two GPUs whose utilisation climbs, as the real one prints them
+    const bin = mkdtempSync(join(tmpdir(), 'llm-perf-smi-'))
+    writeFileSync(
+      join(bin, 'nvidia-smi'),
+      '#!/bin/sh\ni=0\nwhile true; do i=$((i+5)); echo "0, $((i % 100)), 1000, 300.5"; echo "1, $(((i+50) % 100)), 2000, 250"; sleep 0.1; done\n',
+    )
+    chmodSync(join(bin, 'nvidia-smi'), 0o755)
+    const path = process.env.PATH
+    process.env.PATH = `${bin}:${path}`
+    await using topo = await launchTopology('html-gpus', { workers: 1, sim: { speed: 4 } }, { logDir: dir })
+    try {
+      const run = await benchRequests(
+        { ...topo, gpus: [0, 1] },
+        {
+          rate: 40,
+          requests: 60,
+          quiet: true,
+          metricsIntervalMs: 100,
+          dataset: { kind: 'random', inputLen: 16, outputLen: 8 },
+          outDir: dir,
+        },
+      )
+      expect(Object.keys(run.summary.server_metrics?.gpus?.peaks ?? {})).toEqual(['gpu0', 'gpu1'])
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+      try {
+        const page = await browser.newPage()
+        const errors: string[] = []
+        page.on('pageerror', (e) => errors.push(String(e)))
+        await page.goto(`file://${run.files.html}`)
+        await page.waitForSelector('#gpu-power .uplot')
+        expect(errors).toEqual([])
+        for (const id of ['gpu-util', 'gpu-memory', 'gpu-power'])
+          expect(await page.locator(`#${id}`).getAttribute('data-series'), id).toBe('2')
+      } finally {
+        await browser.close()
+      }
+    } finally {
+      process.env.PATH = path
     }
   },
 )
