@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chromium } from 'playwright-core'
+import { chromium, type Page } from 'playwright-core'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
 import { matchers } from '../src/matchers/matchers.ts'
@@ -19,6 +19,26 @@ const ARGS = [
   '--disable-component-update',
   '--disable-sync',
 ]
+
+/**
+ * Opens a report.html offline in headless Chromium, waits for `selector`, runs `check` on the page, and then holds
+ * that the page raised no error and logged none.
+ */
+async function inReport(html: string, selector: string, check: (page: Page) => Promise<void>): Promise<void> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+  try {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    page.on('pageerror', (e) => errors.push(String(e)))
+    page.on('console', (m) => m.type() === 'error' && errors.push(m.text()))
+    await page.goto(`file://${html}`)
+    await page.waitForSelector(selector)
+    await check(page)
+    expect(errors).toEqual([])
+  } finally {
+    await browser.close()
+  }
+}
 
 // .ci/run installs Debian's chromium; on a machine without it this test says so instead of failing.
 test.skipIf(!existsSync(CHROMIUM))(
@@ -89,24 +109,14 @@ test.skipIf(!existsSync(CHROMIUM))(
       dataset: { kind: 'conversations', sessions: 8, turns: 3, systemPromptLen: 64, userTurnLen: 16, outputLen: 8 },
       outDir: dir,
     })
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
-    try {
-      const page = await browser.newPage()
-      const errors: string[] = []
-      page.on('pageerror', (e) => errors.push(String(e)))
-      page.on('console', (m) => m.type() === 'error' && errors.push(m.text()))
-      await page.goto(`file://${run.files.html}`)
-      await page.waitForSelector('#cache-over-time .uplot')
-      expect(errors).toEqual([])
+    await inReport(run.files.html as string, '#cache-over-time .uplot', async (page) => {
       const points = run.summary.conversations?.cache_hit_rate_over_time.length
       expect(points).toBeGreaterThan(0)
       expect(await page.locator('#cache-over-time').getAttribute('data-points')).toBe(String(points))
       const text = (await page.locator('#conversation-table').textContent()) ?? ''
       expect(text).toContain('first turns8')
       expect(text).toContain('later turns16')
-    } finally {
-      await browser.close()
-    }
+    })
   },
 )
 
@@ -128,20 +138,11 @@ test.skipIf(!existsSync(CHROMIUM))(
       outDir: dir,
     })
     expect(run.summary.events?.map((e) => e.what)).toEqual(['down: worker-2', 'all workers up'])
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
-    try {
-      const page = await browser.newPage()
-      const errors: string[] = []
-      page.on('pageerror', (e) => errors.push(String(e)))
-      await page.goto(`file://${run.files.html}`)
-      await page.waitForSelector('#router-view .uplot')
-      expect(errors).toEqual([])
+    await inReport(run.files.html as string, '#router-view .uplot', async (page) => {
       for (const id of ['overtime', 'server-gauges', 'kv', 'router-view'])
         expect(await page.locator(`#${id} .uplot`).getAttribute('data-events'), id).toBe('2')
       expect(await page.locator('#events-table').textContent()).toContain('down: worker-2')
-    } finally {
-      await browser.close()
-    }
+    })
   },
 )
 
@@ -162,19 +163,13 @@ test.skipIf(!existsSync(CHROMIUM))(
     expect(() => expect(run).toMeetSlo({ ttft: { p50: 0.001 } })).toThrow()
     const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
     expect(summary.verdicts).toEqual(['✓ ttft p99', '✓ success_rate', '✗ ttft p50'])
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
-    try {
-      const page = await browser.newPage()
-      await page.goto(`file://${run.files.html}`)
-      await page.waitForSelector('.uplot')
+    await inReport(run.files.html as string, '.uplot', async (page) => {
       expect(await page.locator('h1').textContent()).toContain('judged run’s report.html says the test')
       const top = (await page.locator('#verdicts').textContent()) ?? ''
       expect(top).toMatch(
         /^SLO not met · goodput 100\.0 % \(\d+\.\d\d req\/s\): ✓ ttft p99 · ✓ success_rate · ✗ ttft p50$/u,
       )
-    } finally {
-      await browser.close()
-    }
+    })
   },
 )
 
@@ -205,19 +200,10 @@ test.skipIf(!existsSync(CHROMIUM))(
         },
       )
       expect(Object.keys(run.summary.server_metrics?.gpus?.peaks ?? {})).toEqual(['gpu0', 'gpu1'])
-      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ARGS })
-      try {
-        const page = await browser.newPage()
-        const errors: string[] = []
-        page.on('pageerror', (e) => errors.push(String(e)))
-        await page.goto(`file://${run.files.html}`)
-        await page.waitForSelector('#gpu-power .uplot')
-        expect(errors).toEqual([])
+      await inReport(run.files.html as string, '#gpu-power .uplot', async (page) => {
         for (const id of ['gpu-util', 'gpu-memory', 'gpu-power'])
           expect(await page.locator(`#${id}`).getAttribute('data-series'), id).toBe('2')
-      } finally {
-        await browser.close()
-      }
+      })
     } finally {
       process.env.PATH = path
     }

@@ -47,28 +47,32 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
   const eluBefore = performance.eventLoopUtilization()
   loopDelay.enable()
   try {
+    // what both loops take: the requests, the clock, how to send, and where each row goes
+    const common = {
+      dataset: PackedDataset.of(spec.dataset),
+      clock,
+      body: spec.body,
+      host: spec.host,
+      runId: spec.runId,
+      signal: abort.signal,
+      counts,
+      send: { ...spec.send, pool, signal: abort.signal, nowMs: clock.nowMs },
+      onRecord: (r: RequestRecord) => {
+        rows.push(r)
+        if (rows.length >= BATCH_ROWS) flush()
+      },
+    }
     const conv = spec.conversations
     if (conv !== undefined)
       await runConversations({
-        dataset: PackedDataset.of(spec.dataset),
+        ...common,
         starts: conv.starts,
         sessionArrivalsS: conv.sessionArrivalsS,
         thinkMs: thinkTimeSampler(conv.thinkTime, new SeededRandom(conv.seed)),
-        clock,
-        body: spec.body,
-        host: spec.host,
-        runId: spec.runId,
-        signal: abort.signal,
-        counts,
-        send: { ...spec.send, pool, signal: abort.signal, nowMs: clock.nowMs },
-        onRecord: (r) => {
-          rows.push(r)
-          if (rows.length >= BATCH_ROWS) flush()
-        },
       })
     else
       await runLoop({
-        dataset: PackedDataset.of(spec.dataset),
+        ...common,
         arrivalsS: spec.arrivalsS,
         firstIndex: spec.firstIndex,
         stride: spec.stride,
@@ -77,17 +81,6 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
           spec.users === undefined
             ? undefined
             : thinkTimeSampler(spec.users.thinkTime, new SeededRandom(spec.users.seed + spec.firstIndex)),
-        clock,
-        body: spec.body,
-        host: spec.host,
-        runId: spec.runId,
-        signal: abort.signal,
-        counts,
-        send: { ...spec.send, pool, signal: abort.signal, nowMs: clock.nowMs },
-        onRecord: (r) => {
-          rows.push(r)
-          if (rows.length >= BATCH_ROWS) flush()
-        },
       })
   } finally {
     loopDelay.disable()

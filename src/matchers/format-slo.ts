@@ -7,6 +7,7 @@ import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/ev
 import type { Objective } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
+import { workerAt } from '../summarise/worker-at.ts'
 
 const MS = new Set<string>(DURATION_COLUMNS)
 const STAGES = ['queue_time_in_router', 'tokenize_time', 'pure_queue_time', 'prefill_time', 'network_time'] as const
@@ -114,7 +115,7 @@ function perTokenRows(
   }
   const series = serverSeries(run)
   const running = (host: string, from: number, to: number): string => {
-    const worker = workerOf(run, host)
+    const worker = workerAt(run.summary, host)
     const column = worker === undefined ? undefined : series?.values.get(worker)?.get('num_running_reqs')
     if (series === undefined || column === undefined) return '—'
     let most: number | undefined
@@ -153,13 +154,6 @@ function serverSeries(run: BenchRun): MetricsSeries | undefined {
   } catch {
     return undefined
   }
-}
-
-/** The source name (worker-1) of the worker a row's host is, as the server-metrics sampler named it. */
-function workerOf(run: BenchRun, host: string): string | undefined {
-  const bare = (u: string): string => u.replace(/^[a-z]+:\/\//u, '').replace(/\/.*$/u, '')
-  const sources = run.summary.server_metrics?.sources ?? {}
-  return Object.entries(sources).find(([name, o]) => name !== 'router' && bare(o.url) === bare(host))?.[0]
 }
 
 export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): string {

@@ -4,6 +4,7 @@ import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
+import { workerAt } from '../summarise/worker-at.ts'
 import { reportData, TIMELINE_REQUESTS, workerLabel } from './report-data.ts'
 import { REPORT_SCRIPT } from './report-script.ts'
 
@@ -88,13 +89,12 @@ function serverMetricsTable(s: BenchSummary): string {
   const sm = s.server_metrics
   if (sm === null) return '<p class="not-reported">not sampled (metricsIntervalMs: 0)</p>'
   const cell = (v: number | undefined): string => (v === undefined ? 'not reported' : String(Number(v.toFixed(3))))
-  const clientCount = (url: string): number | undefined =>
-    Object.entries(s.requests_per_host).find(([h]) => workerLabel(s, h).startsWith(`${nameOf(url)} (`))?.[1]
-  const nameOf = (url: string): string | undefined => Object.entries(sm.sources).find(([, o]) => o.url === url)?.[0]
+  const clientCount = (name: string): number | undefined =>
+    Object.entries(s.requests_per_host).find(([h]) => workerAt(s, h) === name)?.[1]
   const rows = Object.entries(sm.sources).map(([name, o]) => {
     const p = sm.peaks[name] ?? {}
     const counted = sm.requests_per_worker?.[name]
-    const seen = clientCount(o.url)
+    const seen = clientCount(name)
     const differs =
       counted !== undefined && seen !== undefined && counted !== seen
         ? `counted ${counted} where the client saw ${seen} from it: it counts what it finished during the run ` +

@@ -4,6 +4,7 @@ import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { levelsOnGrid, spansOf } from '../summarise/concurrency.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
+import { workerAt } from '../summarise/worker-at.ts'
 
 export const REPORT_METRICS = [
   'ttft',
@@ -176,15 +177,11 @@ export function reportData(
   }
 }
 
-/** host:port of a URL or of a bare `host:port`. */
-const hostPort = (u: string): string => u.replace(/^[a-z]+:\/\//u, '').replace(/\/.*$/u, '')
-
 /**
  * The topology's name for the worker at `host` (a URL, or host:port), as the server-metrics table names it:
  * `worker-1 (http://127.0.0.1:45619)`; the host alone where no sampled worker is there.
  */
 export function workerLabel(summary: BenchSummary, host: string): string {
-  const sources = summary.server_metrics?.sources ?? {}
-  const name = Object.entries(sources).find(([, o]) => hostPort(o.url) === hostPort(host))?.[0]
-  return name === undefined || name === 'router' ? host : `${name} (${host})`
+  const name = workerAt(summary, host)
+  return name === undefined ? host : `${name} (${host})`
 }

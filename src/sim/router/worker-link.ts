@@ -1,5 +1,5 @@
 import { connect, type Socket } from 'node:net'
-import { FRAME, FrameReader, type FrameType, frameHeader } from '../shared/sim-link.ts'
+import { FRAME, FrameReader, type FrameType, writeFrame } from '../shared/sim-link.ts'
 
 /** A response's head on the link, its body still to come. */
 export interface LinkResponse {
@@ -92,11 +92,8 @@ export class WorkerLink {
   }
 
   #send(type: FrameType, id: number, payload = ''): void {
-    if (this.#socket.destroyed) return
-    const length = Buffer.byteLength(payload)
     this.#socket.cork()
-    this.#socket.write(frameHeader(type, id, length))
-    if (length > 0) this.#socket.write(payload)
+    writeFrame(this.#socket, type, id, payload)
     this.#socket.uncork()
   }
 

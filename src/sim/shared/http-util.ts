@@ -59,9 +59,8 @@ export function writeEvent(res: ServerResponse, payload: unknown): void {
 export function writeSse(res: ServerResponse, event: string | Buffer): void {
   if (res.writableEnded || res.destroyed) return
   if (typeof event !== 'string') return void writeBody(res, event)
-  const socket = res.socket
-  if (res.headersSent && res.chunkedEncoding && socket !== null && !socket.destroyed)
-    socket.write(`${Buffer.byteLength(event).toString(16)}\r\n${event}\r\n`)
+  const socket = chunkedSocket(res)
+  if (socket !== undefined) socket.write(`${Buffer.byteLength(event).toString(16)}\r\n${event}\r\n`)
   else res.write(event)
 }
 
@@ -71,8 +70,8 @@ export function writeSse(res: ServerResponse, event: string | Buffer): void {
  */
 export function writeBody(res: ServerResponse, bytes: Buffer): boolean {
   if (res.writableEnded || res.destroyed) return true
-  const socket = res.socket
-  if (!(res.headersSent && res.chunkedEncoding && socket !== null && !socket.destroyed)) return res.write(bytes)
+  const socket = chunkedSocket(res)
+  if (socket === undefined) return res.write(bytes)
   // one buffer, one write: the frame's pieces as three writes cost the stream machinery three times
   const size = `${bytes.length.toString(16)}\r\n`
   const framed = Buffer.allocUnsafe(size.length + bytes.length + 2)
@@ -80,6 +79,12 @@ export function writeBody(res: ServerResponse, bytes: Buffer): boolean {
   bytes.copy(framed, size.length)
   framed.write('\r\n', size.length + bytes.length, 'latin1')
   return socket.write(framed)
+}
+
+/** The socket of an HTTP/1.1 chunked response whose head is on the wire: a chunk may go to it, framed by us. */
+function chunkedSocket(res: ServerResponse): NonNullable<ServerResponse['socket']> | undefined {
+  const socket = res.socket
+  return res.headersSent && res.chunkedEncoding && socket !== null && !socket.destroyed ? socket : undefined
 }
 
 export function endSse(res: ServerResponse): void {

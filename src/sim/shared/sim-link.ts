@@ -1,3 +1,5 @@
+import type { Socket } from 'node:net'
+
 /**
  * The simulator's own link between its router and its workers. A simulated worker announces a Unix socket at
  * SIM_LINK_ROUTE (a real server answers 404 there, and the router talks HTTP/1.1 to it as ever); the router sends
@@ -28,6 +30,14 @@ export function frameHeader(type: FrameType, id: number, length: number): Buffer
   header.writeUInt32BE(id, 4)
   header.writeUInt8(type, 8)
   return header
+}
+
+/** Writes one frame (its header, then its payload) to `socket`; whoever calls it decides when the socket is corked. */
+export function writeFrame(socket: Socket, type: FrameType, id: number, payload: string | Buffer = ''): void {
+  if (socket.destroyed) return
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length
+  socket.write(frameHeader(type, id, length))
+  if (length > 0) socket.write(payload)
 }
 
 /** Splits a byte stream into frames; a frame cut across reads waits for its rest. */

@@ -5,7 +5,7 @@ import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { FRAME, FrameReader, type FrameType, frameHeader } from '../shared/sim-link.ts'
+import { FRAME, FrameReader, type FrameType, writeFrame } from '../shared/sim-link.ts'
 
 export interface RouterLink {
   /** The Unix socket the worker's /llmperf/sim_link announces. */
@@ -33,9 +33,7 @@ class LinkConnection {
         this.#socket.uncork()
       })
     }
-    const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length
-    this.#socket.write(frameHeader(type, id, length))
-    if (length > 0) this.#socket.write(payload)
+    writeFrame(this.#socket, type, id, payload)
   }
 }
 
