@@ -8,7 +8,8 @@ import { PROFILES } from '../src/sim/worker/profiles.ts'
 // simulator's model, not from tuning:
 // - cache_aware keeps a session on the worker that holds its history (the match ratio of a later turn is the
 //   history's share of its prompt, over the 0.3 threshold), and the worker's unbounded prefix cache then holds the
-//   whole previous turn's prompt: each later turn's cached_tokens is exactly the turn before's prompt tokens.
+//   previous turn as SGLang's cache_finished_req leaves it: each later turn's cached_tokens is exactly the turn
+//   before's prompt tokens and its output tokens but the last (the history goes back as the ids generated).
 // - round_robin sends a session's turns to workers in turn; only a worker that served the session before holds any
 //   of its history, so it recomputes more.
 // - a prefill step costs prefillPerTokenMs for each uncached token (src/sim/worker/profiles.ts): the later turns'
@@ -48,9 +49,11 @@ test('conversations: cache_aware serves later turns from the cache, and their TT
       ttftMs: mean(rows.map((r) => (r.ttft as number) * 1000)),
       uncached: mean(rows.map((r) => (r.actual_prompt_tokens as number) - (r.cached_tokens as number))),
       hit: run.summary.conversations?.cache_hit_rate.later_turns as number,
-      exact: rows.filter(
-        (r) => r.cached_tokens === previous.get(`${r.session_id}:${(r.turn as number) - 1}`)?.actual_prompt_tokens,
-      ).length,
+      exact: rows.filter((r) => {
+        const before = previous.get(`${r.session_id}:${(r.turn as number) - 1}`)
+        if (before === undefined) return false
+        return r.cached_tokens === (before.actual_prompt_tokens as number) + (before.actual_output_tokens as number) - 1
+      }).length,
       n: rows.length,
     }
   }

@@ -164,12 +164,25 @@ export class SimEngine {
     if (req.stallAtToken === req.generated) req.stalledUntilMs = performance.now() + req.stallMs
     if (req.generated >= req.targetTokens) {
       req.finishedEpoch = epoch
+      this.#cacheFinished(req)
       this.#release(req)
       req.listener.onTokens(req)
       req.listener.onFinish(req, { type: 'length', length: req.generated })
       return
     }
     req.listener.onTokens(req)
+  }
+
+  /**
+   * As SGLang's cache_finished_req: a finished request's prompt and output go into the radix cache, all but the
+   * last output token (whose KV was never computed), so a conversation's next turn, which sends the answer back as
+   * the ids generated, finds it cached.
+   */
+  #cacheFinished(req: SimRequest): void {
+    if (this.#cfg.disableRadixCache || req.generated < 2) return
+    const ids = req.promptIds.slice()
+    for (let p = 0; p < req.generated - 1; p++) ids.push(req.outputId(p))
+    this.cache.insert(ids)
   }
 
   #admit(): void {

@@ -14,6 +14,8 @@ export interface SimRequest {
   cachedTokens: number
   prefillDone: number
   generated: number
+  /** The id the request generates at an output position (deterministic, as the streams send it). */
+  outputId: (position: number) => number
   aborted: boolean
   /** Fault injection: a pause before this output position, for stallMs. */
   stallAtToken: number | undefined

@@ -1,7 +1,7 @@
 import { epochNowMs } from '../../common/clock.ts'
 import { SimEngine } from './engine.ts'
 import type { SimRequest, SimRequestListener } from './sim-request.ts'
-import { hashString, loadSimTokenizer, type SimTokenizer } from './sim-tokenizer.ts'
+import { hashString, loadSimTokenizer, outputToken, type SimTokenizer } from './sim-tokenizer.ts'
 import type { WorkerConfig } from './worker-config.ts'
 import { WorkerMetrics } from './worker-metrics.ts'
 
@@ -77,6 +77,8 @@ export class WorkerState {
     const eos = 1 + Math.floor(this.draw(n.seq, 0x51) * 2 * EOS_SPREAD)
     const targetTokens = Math.max(1, n.ignoreEos ? cap : Math.min(cap, eos))
     const stalls = this.draw(n.seq, 0x77) < this.config.faultStallRate && targetTokens > 2
+    const seed = this.config.seed
+    const outputHash = hashString(n.rid)
     return {
       rid: n.rid,
       promptIds: n.promptIds,
@@ -91,6 +93,7 @@ export class WorkerState {
       cachedTokens: 0,
       prefillDone: 0,
       generated: 0,
+      outputId: (position) => outputToken(seed, outputHash, position).id,
       aborted: false,
       stallAtToken: stalls ? Math.floor(targetTokens / 2) : undefined,
       stallMs: this.config.faultStallMs,
