@@ -20,6 +20,7 @@ const COMMON = `Load (our names; bench_serving's and vllm bench serve's in brack
   --requests N [--num-prompts]       how many requests
   --arrival poisson|gamma|constant|trace   --burstiness K (gamma)   --speedup X (trace)   --seed N (default 42)
   --dataset random|sharegpt|custom|trace [--dataset-name]   --dataset-path FILE   --block-size N (trace, 512)
+  --no-sessions                      a trace's lines sharing a session_id go as requests of their own, not turns
   --input-len N [--random-input-len] --output-len N [--random-output-len]   --range-ratio R [--random-range-ratio]
   --api generate|completions|chat    [--backend sglang|sglang-oai|sglang-oai-chat|vllm|vllm-chat|openai|openai-chat]
   --tokenizer auto|server|words|PATH --prompt-as ids|text   --model NAME   --api-key KEY

@@ -44,6 +44,7 @@ export const RUN_FLAGS = {
   warmup: { type: 'string' },
   'warmup-requests': { type: 'string' },
   'no-stream': { type: 'boolean' },
+  'no-sessions': { type: 'boolean' },
   'metrics-interval-ms': { type: 'string' },
   'out-dir': { type: 'string' },
   name: { type: 'string' },
@@ -201,6 +202,7 @@ export async function runOptionsFrom(
     values['range-ratio'],
     values['random-range-ratio'],
     values['dataset-path'],
+    values['no-sessions'],
   ]
   if (kind !== undefined || datasetFlags.some((v) => v !== undefined)) {
     const base = (o['dataset'] as Record<string, unknown> | undefined) ?? {}
@@ -218,6 +220,7 @@ export async function runOptionsFrom(
       if (values['dataset-path'] !== undefined) d['path'] = values['dataset-path']
       const block = num(values['block-size'], 'block-size', problems)
       if (block !== undefined) d['blockSize'] = block
+      if (values['no-sessions']) d['sessions'] = false
       if (outputLen !== undefined) d['outputLen'] = outputLen
     }
     o['dataset'] = d

@@ -147,6 +147,21 @@ export class PackedDataset {
     }
   }
 
+  /**
+   * The same prompts in another order: slot k is this one's slot order[k] (the prompts stay where they are; only
+   * the seven integers per slot and the ids move). A trace's sessions are grouped so this way.
+   */
+  reordered(order: Int32Array): PackedDataset {
+    const meta = new SharedArrayBuffer(order.length * FIELDS * 4)
+    const to = new Int32Array(meta)
+    const ids: string[] = []
+    order.forEach((from, k) => {
+      to.set(this.#meta.subarray(from * FIELDS, (from + 1) * FIELDS), k * FIELDS)
+      ids.push(this.#data.ids?.[from] ?? String(from))
+    })
+    return PackedDataset.of({ length: order.length, slots: order.length, blocks: this.#data.blocks, meta, ids })
+  }
+
   /** Every request's item (for tests and small datasets: a long run sends from the packed form). */
   items(): DatasetItem[] {
     return Array.from({ length: this.length }, (_, i) => this.item(i))

@@ -79,7 +79,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
   const built = trace ?? (await datasetFor(opts, target, headers))
   const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = built
   const starts = 'sessionStarts' in built ? built.sessionStarts : undefined
-  const plan = starts === undefined ? undefined : conversationPlan(starts, opts)
+  const plan = trace?.plan ?? (starts === undefined ? undefined : conversationPlan(starts, opts))
   const arrivalsS = trace?.arrivalsS ?? plan?.requestArrivalsS ?? arrivalSchedule({ ...opts, requests: dataset.length })
   const timeline = [
     ...opts.timeline,
@@ -246,7 +246,10 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         mode: plan !== undefined ? 'conversations' : opts.users === undefined ? 'open' : 'closed',
         ...(opts.users === undefined && plan === undefined
           ? {}
-          : { ...(plan === undefined ? { users: opts.users } : {}), think_time_ms: opts.thinkTime }),
+          : {
+              ...(plan === undefined ? { users: opts.users } : {}),
+              think_time_ms: plan?.turnDelayMs === undefined ? opts.thinkTime : 'trace',
+            }),
         ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
       },
       goodput: null,

@@ -4,7 +4,9 @@ import { startRunClock } from '../common/clock.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import { PackedDataset } from '../dataset/packed-dataset.ts'
 import type { RequestRecord } from '../record/request-record.ts'
+import { turnPause } from '../traffic/conversation-plan.ts'
 import { runConversations } from '../traffic/run-conversations.ts'
+import { answerTokenizer } from './answer-tokenizer.ts'
 import { newCounts, runLoop, thinkTimeSampler } from './run-loop.ts'
 import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
 import { targetPool } from './target-pool.ts'
@@ -63,14 +65,20 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
       },
     }
     const conv = spec.conversations
-    if (conv !== undefined)
-      await runConversations({
-        ...common,
-        starts: conv.starts,
-        sessionArrivalsS: conv.sessionArrivalsS,
-        thinkMs: thinkTimeSampler(conv.thinkTime, new SeededRandom(conv.seed)),
-      })
-    else
+    if (conv !== undefined) {
+      const answers = answerTokenizer(spec.origin, spec.send.headers, abort.signal)
+      try {
+        await runConversations({
+          ...common,
+          starts: conv.starts,
+          sessionArrivalsS: conv.sessionArrivalsS,
+          thinkMs: turnPause(conv, thinkTimeSampler(conv.thinkTime, new SeededRandom(conv.seed)), clock.nowMs),
+          tokenize: answers.tokenize,
+        })
+      } finally {
+        await answers.close()
+      }
+    } else
       await runLoop({
         ...common,
         arrivalsS: spec.arrivalsS,

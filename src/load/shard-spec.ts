@@ -21,7 +21,15 @@ export interface ShardSpec {
   /** Closed-loop users: each slot is a user who sends the next request its think time after the last answer. */
   users?: { thinkTime: ThinkTime; seed: number }
   /** Multi-turn conversations (one shard holds them all): where each session's turns start, and when it opens. */
-  conversations?: { starts: Int32Array; sessionArrivalsS: Float64Array; thinkTime: ThinkTime; seed: number }
+  conversations?: {
+    starts: Int32Array
+    sessionArrivalsS: Float64Array
+    thinkTime: ThinkTime
+    seed: number
+    /** A trace's sessions: each turn's recorded delay (ms) or time after its session opened (s); NaN for none. */
+    turnDelayMs?: Float64Array | undefined
+    turnOffsetS?: Float64Array | undefined
+  }
   send: Omit<SendContext, 'pool' | 'signal' | 'nowMs'>
   body: BodyOptions
 }

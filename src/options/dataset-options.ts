@@ -86,6 +86,12 @@ export const traceDatasetSchema = z.strictObject({
   format: z.literal('mooncake', { error: "expected 'mooncake'" }).default('mooncake'),
   /** Tokens per hash id: the block size the trace was hashed with (Mooncake's: 512). @default 512 */
   blockSize: positiveInt('a positive integer (tokens)').default(512),
+  /**
+   * Lines that share a `session_id` are one conversation: its turns in file order, each line's tokens the new
+   * message after the history (the earlier turns and the server's answers), sent its `delay` after the previous
+   * answer — as AIPerf replays them. `false` sends every line as a request of its own. @default true
+   */
+  sessions: z.boolean({ error: 'expected true or false' }).default(true),
 })
 
 const turnsSchema = z.union(

@@ -25,6 +25,8 @@ export interface CompactSummary {
   users?: number
   /** A conversations run: its rate is sessions a second (the rate column says so). */
   sessions?: true
+  /** Sent at a trace's own times, this many times faster (the rate column says so). */
+  trace_speedup?: number
   /** A shard that began after its startAt, by this many ms. */
   late_start_ms?: number
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
@@ -61,6 +63,7 @@ export function compactSummary(run: BenchRun): CompactSummary {
     ...(run.summary.load.late_start_ms === undefined ? {} : { late_start_ms: run.summary.load.late_start_ms }),
     ...(run.summary.load.users === undefined ? {} : { users: run.summary.load.users }),
     ...(run.summary.load.mode === 'conversations' ? { sessions: true as const } : {}),
+    ...(run.summary.options['arrival'] === 'trace' ? { trace_speedup: run.summary.trace?.speedup ?? 1 } : {}),
     slo: [],
   }
 }

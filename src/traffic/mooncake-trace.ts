@@ -4,6 +4,7 @@ import { DatasetError } from '../common/errors.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import type { DatasetItem } from '../dataset/dataset-item.ts'
 import { PackedDataset } from '../dataset/packed-dataset.ts'
+import { LineSessions, type TraceSessions } from './trace-sessions.ts'
 
 /**
  * One line of a Mooncake trace (FAST '25; AIPerf's `mooncake_trace` format): when the request arrived (ms from the
@@ -23,6 +24,8 @@ export interface TraceLine {
 export interface TraceSpec {
   path: string
   blockSize: number
+  /** Replay the lines that share a `session_id` as one conversation (AIPerf's multi-turn Mooncake traces). */
+  sessions: boolean
 }
 
 /** The trace made into the run's requests: prompts (token ids), arrival offsets and the cache hits it implies. */
@@ -33,6 +36,8 @@ export interface TraceReplay {
   /** Per request: the prompt tokens a prefix cache holding every earlier prompt would already have. */
   predictedCached: Float64Array
   lines: number
+  /** Where lines share session ids: the requests grouped into conversations (a session's turns in file order). */
+  sessions: TraceSessions | undefined
 }
 
 /** Token ids of every block are drawn from this range, clear of special tokens at the low end (as `tokenized` prompts). */
@@ -133,9 +138,13 @@ export async function traceReplay(
   const seen = new Map<string, number>()
   let clock = 0
   let index = 0
+  // with sessions: each line's session (by first appearance) and turn, and its own timing
+  const lines = new LineSessions()
   for await (const line of traceLines(spec.path)) {
     if (count !== undefined && index >= count) break
-    clock = line.timestamp ?? clock + (line.delay ?? 0)
+    const turn = lines.add(spec.sessions ? line.session_id : undefined, line)
+    // a session's later turns are timed from its answers (their delay) or its opening, not on the file's clock
+    if (turn === 0) clock = line.timestamp ?? clock + (line.delay ?? 0)
     arrivals.push(clock / 1000)
     const blocks = Math.ceil(line.input_length / spec.blockSize)
     const ids: number[] = []
@@ -147,6 +156,8 @@ export async function traceReplay(
       const hash = line.hash_ids?.[k] ?? -(index * 4096 + k + 1)
       const length = Math.min(spec.blockSize, line.input_length - k * spec.blockSize)
       blockTokens(hash, length, ids, range)
+      // a later turn's blocks follow its session's history, which no other prompt starts with: no chain to share
+      if (turn > 0) continue
       chain = `${chain}/${hash}`
       const before = seen.get(chain)
       if (matching) {
@@ -172,10 +183,16 @@ export async function traceReplay(
     throw new DatasetError(`\`requests\`: the trace ${spec.path} has ${index} requests, ${count} were asked for`)
   if (index === 0) throw new DatasetError(`The trace ${spec.path} has no request`)
   const first = arrivals[0] as number
+  const dataset = packer.finish(index)
+  const arrivalsS = Float64Array.from(arrivals, (a) => a - first)
+  const predictedCached = Float64Array.from(predicted)
+  if (!lines.grouped) return { dataset, arrivalsS, predictedCached, lines: index, sessions: undefined }
+  const sessions = lines.group(arrivalsS, first * 1000, predictedCached)
   return {
-    dataset: packer.finish(index),
-    arrivalsS: Float64Array.from(arrivals, (a) => a - first),
-    predictedCached: Float64Array.from(predicted),
+    dataset: dataset.reordered(sessions.order),
+    arrivalsS: sessions.requestArrivalsS,
+    predictedCached: sessions.predictedCached,
     lines: index,
+    sessions,
   }
 }

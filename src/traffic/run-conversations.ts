@@ -13,8 +13,10 @@ export interface ConversationInputs {
   starts: Int32Array
   /** When each session's first turn is due (seconds on the run's axis). */
   sessionArrivalsS: Float64Array
-  /** The pause between an answer and the session's next turn (ms), drawn per turn. */
-  thinkMs: () => number
+  /** The answer's token ids where the API sends none (OpenAI's), from the server's tokenizer. */
+  tokenize?: ((text: string) => Promise<number[]>) | undefined
+  /** The pause between an answer and session s's next turn, request `next` (ms). */
+  thinkMs: (next: number, session: number) => number
   clock: RunClock
   send: SendContext
   body: BodyOptions
@@ -105,24 +107,45 @@ export async function runConversations(inp: ConversationInputs): Promise<void> {
           unsent(s, next, `not sent: turn ${t + 1} of session ${s} failed (${obs.error ?? errorType})`)
           return
         }
-        if (asIds && answerIds.length === 0 && (obs.completionTokens ?? 0) > 0) {
+        const thinkMs = inp.thinkMs(i + 1, s)
+        const answeredMs = inp.clock.nowMs()
+        const goOn = (ids: readonly number[]): void => {
+          const after: History = {
+            exchanges: [...history.exchanges, { user, answer }],
+            ids: promptIds === undefined ? [] : [...promptIds, ...ids],
+          }
+          const timer = setTimeout(
+            () => {
+              pending.delete(s)
+              turn(s, next, after, 0)
+            },
+            Math.max(0, thinkMs - (inp.clock.nowMs() - answeredMs)),
+          )
+          pending.set(s, { next, timer })
+        }
+        if (!asIds || answerIds.length > 0 || (obs.completionTokens ?? 0) === 0) {
+          goOn(answerIds)
+          return
+        }
+        // the OpenAI APIs send no output ids: the server's own tokenizer turns the answer back into ids
+        if (inp.tokenize === undefined) {
           unsent(
             s,
             next,
-            `not sent: turn ${t + 1} of session ${s} came back without output_ids to continue it in token ids ` +
-              "(promptAs: 'text' sends the conversation as text)",
+            `not sent: turn ${t + 1} of session ${s} came back without output_ids to continue it in token ids`,
           )
           return
         }
-        const after: History = {
-          exchanges: [...history.exchanges, { user, answer }],
-          ids: promptIds === undefined ? [] : [...promptIds, ...answerIds],
-        }
-        const timer = setTimeout(() => {
-          pending.delete(s)
-          turn(s, next, after, 0)
-        }, inp.thinkMs())
-        pending.set(s, { next, timer })
+        inp
+          .tokenize(answer)
+          .then(goOn, (err: unknown) =>
+            unsent(
+              s,
+              next,
+              `not sent: turn ${t + 1} of session ${s} came back without output_ids, and the server did not tokenize ` +
+                `its answer (${(err as Error).message})`,
+            ),
+          )
       },
     )
   }

@@ -6,6 +6,8 @@ export interface TraceSummary {
   path: string
   block_size: number
   requests: number
+  /** Sessions where lines share session ids (replayed as conversations), else null. */
+  sessions: number | null
   speedup: number
   cached_tokens: {
     /** Over the successful requests whose server reported cached_tokens. */
@@ -39,7 +41,7 @@ export function traceCacheCheck(table: RecordTable, predicted: Float64Array): Tr
     const id = table.text('req_id', i) ?? ''
     const request = Number(id.slice(id.lastIndexOf('-') + 1))
     const expected = predicted[request]
-    if (!Number.isInteger(request) || expected === undefined) continue
+    if (!Number.isInteger(request) || expected === undefined || Number.isNaN(expected)) continue
     out.compared++
     out.predicted_total += expected
     out.reported_total += reported
