@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
-import type { Dispatcher } from 'undici'
+import type { Dispatcher, Pool } from 'undici'
 import { WORKER_HEADER } from '../../common/worker-header.ts'
 import { sendJson, writeBody } from '../shared/http-util.ts'
-import type { ConcurrencyLimit } from './concurrency-limit.ts'
 import type { Policy } from './policies.ts'
 import type { RouterConfig } from './router-config.ts'
 import type { RouterMetrics } from './router-metrics.ts'
@@ -22,12 +21,69 @@ const FORWARDED_HEADERS = [
   'content-type',
 ]
 
+/** The worker a request was routed to, and how to reach it; `done` gives it back (with the breaker's outcome). */
+export interface Upstream {
+  url: string
+  pool: Pool
+  link: WorkerLink | undefined
+  /** The attempt is over: true or false records a success or failure on the worker's breaker; undefined, neither. */
+  done(ok: boolean | undefined): void
+}
+
+/**
+ * Where routing is decided and counted: the policy, the in-flight counts, the breakers and the smg_* metrics.
+ * The main thread's desk decides itself; a forwarder thread's asks the main thread's (router-forwarder.ts), so
+ * every decision is made on one state, in one order, as in the real router.
+ */
+export interface RouteDesk {
+  /** A worker for this request, counted in flight until `done`; undefined when none is available. */
+  pick(text: string): Promise<Upstream | undefined>
+  responded(status: number, errorCode: string): void
+  retried(worker: string): void
+  exhausted(): void
+}
+
 export interface ForwardContext {
   cfg: RouterConfig
-  limit: ConcurrencyLimit
-  policy: Policy
-  metrics: RouterMetrics
-  workers: () => RouterWorker[]
+  desk: RouteDesk
+}
+
+/** The main thread's desk: routing decided here, on the registry's workers. */
+export function localDesk(
+  cfg: RouterConfig,
+  policy: Policy,
+  metrics: RouterMetrics,
+  workers: () => RouterWorker[],
+): RouteDesk {
+  return {
+    pick: async (text) => {
+      const candidates = workers().filter((w) => w.available)
+      if (candidates.length === 0) return undefined
+      const worker = policy(candidates, text)
+      metrics.workerSelection.inc({
+        worker_type: 'regular',
+        connection_mode: 'http',
+        model: 'default',
+        policy: cfg.policy,
+        worker: worker.url,
+      })
+      worker.inFlight++
+      metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
+      return {
+        url: worker.url,
+        pool: worker.pool,
+        link: worker.link(),
+        done: (ok) => {
+          if (ok !== undefined) worker.breaker.record(ok)
+          worker.inFlight--
+          metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
+        },
+      }
+    },
+    responded: (status, errorCode) => metrics.httpResponses.inc({ status_code: String(status), error_code: errorCode }),
+    retried: (worker) => metrics.retries.inc({ worker }),
+    exhausted: () => metrics.retriesExhausted.inc(),
+  }
 }
 
 /** The text a policy routes on: the prompt, or the chat messages' contents. */
@@ -76,23 +132,16 @@ export async function forwardRequest(
   }
   for (let attempt = 0; attempt < maxAttempts; attempt++) {
     if (attempt > 0) {
-      ctx.metrics.retries.inc({ worker: last.worker ?? 'none' })
+      ctx.desk.retried(last.worker ?? 'none')
       await sleep(backoffMs(ctx.cfg, attempt))
     }
-    const candidates = ctx.workers().filter((w) => w.available)
-    if (candidates.length === 0) continue
-    const worker = ctx.policy(candidates, text)
-    ctx.metrics.workerSelection.inc({
-      worker_type: 'regular',
-      connection_mode: 'http',
-      model: 'default',
-      policy: ctx.cfg.policy,
-      worker: worker.url,
-    })
-    worker.inFlight++
-    ctx.metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
+    const worker = await ctx.desk.pick(text)
+    if (worker === undefined) continue
+    let ok: boolean | undefined
+    const record = (good: boolean): void => {
+      ok = good
+    }
     try {
-      const link = worker.link()
       const send = {
         path,
         headers,
@@ -101,22 +150,21 @@ export async function forwardRequest(
         headersTimeoutMs: ctx.cfg.requestTimeoutSecs * 1000,
       }
       const outcome =
-        link === undefined
-          ? await overHttp1(worker, send, requestId, res)
-          : await overLink(link, worker, send, requestId, res)
+        worker.link === undefined
+          ? await overHttp1(worker, send, requestId, res, record)
+          : await overLink(worker.link, worker, send, requestId, res, record)
       if (outcome === 'done') {
-        ctx.metrics.httpResponses.inc({ status_code: String(res.statusCode), error_code: '' })
+        ctx.desk.responded(res.statusCode, '')
         return
       }
       if (outcome === 'aborted') return
       last = outcome
     } finally {
-      worker.inFlight--
-      ctx.metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
+      worker.done(ok)
     }
   }
-  if (maxAttempts > 1) ctx.metrics.retriesExhausted.inc()
-  ctx.metrics.httpResponses.inc({ status_code: String(last.status), error_code: 'upstream' })
+  if (maxAttempts > 1) ctx.desk.exhausted()
+  ctx.desk.responded(last.status, 'upstream')
   if (!res.headersSent) {
     res.writeHead(last.status, {
       'content-type': 'application/json',
@@ -138,7 +186,7 @@ interface Send {
 /** What one attempt came to: the response was passed on, the client went away, or a failure to retry. */
 type Outcome = 'done' | 'aborted' | { status: number; body: string; worker: string }
 
-const unreachable = (worker: RouterWorker, err: unknown): Outcome => ({
+const unreachable = (worker: Upstream, err: unknown): Outcome => ({
   status: 500,
   body: JSON.stringify({ error: { message: `Failed to reach worker ${worker.url}: ${(err as Error).message}` } }),
   worker: worker.url,
@@ -162,7 +210,13 @@ function startResponse(
 }
 
 /** One attempt over HTTP/1.1 (undici's pool): any worker, a real one included. */
-async function overHttp1(worker: RouterWorker, send: Send, requestId: string, res: ServerResponse): Promise<Outcome> {
+async function overHttp1(
+  worker: Upstream,
+  send: Send,
+  requestId: string,
+  res: ServerResponse,
+  record: (ok: boolean) => void,
+): Promise<Outcome> {
   let upstream: Dispatcher.ResponseData
   try {
     upstream = await worker.pool.request({
@@ -175,19 +229,19 @@ async function overHttp1(worker: RouterWorker, send: Send, requestId: string, re
       signal: send.signal,
     })
   } catch (err) {
-    worker.breaker.record(false)
+    record(false)
     return send.signal.aborted ? 'aborted' : unreachable(worker, err)
   }
   if (RETRYABLE.has(upstream.statusCode)) {
-    worker.breaker.record(false)
+    record(false)
     return { status: upstream.statusCode, body: await upstream.body.text(), worker: worker.url }
   }
   startResponse(res, upstream.statusCode, upstream.headers['content-type'], requestId, worker.url)
   try {
     await pipeline(upstream.body, res)
-    worker.breaker.record(upstream.statusCode < 500)
+    record(upstream.statusCode < 500)
   } catch {
-    worker.breaker.record(false)
+    record(false)
     res.destroy()
   }
   return 'done'
@@ -199,29 +253,30 @@ async function overHttp1(worker: RouterWorker, send: Send, requestId: string, re
  */
 async function overLink(
   link: WorkerLink,
-  worker: RouterWorker,
+  worker: Upstream,
   send: Send,
   requestId: string,
   res: ServerResponse,
+  record: (ok: boolean) => void,
 ): Promise<Outcome> {
   let up: LinkResponse
   try {
     up = await link.request(send.path, send.headers, send.rawBody, send)
   } catch (err) {
-    worker.breaker.record(false)
+    record(false)
     return send.signal.aborted ? 'aborted' : unreachable(worker, err)
   }
   if (RETRYABLE.has(up.status)) {
-    worker.breaker.record(false)
+    record(false)
     return { status: up.status, body: await up.text(), worker: worker.url }
   }
   startResponse(res, up.status, up.headers['content-type'], requestId, worker.url)
   const ended = await up.pipe((bytes) => writeBody(res, bytes))
   if (ended) {
     res.end()
-    worker.breaker.record(up.status < 500)
+    record(up.status < 500)
   } else {
-    worker.breaker.record(false)
+    record(false)
     res.destroy()
   }
   return 'done'

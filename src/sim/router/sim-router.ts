@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { readBody, sendJson, sendText } from '../shared/http-util.ts'
 import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { ConcurrencyLimit } from './concurrency-limit.ts'
-import { type ForwardContext, forwardRequest } from './forward-request.ts'
+import { type ForwardContext, forwardRequest, localDesk } from './forward-request.ts'
 import { makePolicy } from './policies.ts'
 import { type RouterConfig, resolveRouterConfig } from './router-config.ts'
 import { RouterMetrics } from './router-metrics.ts'
@@ -12,7 +12,13 @@ const log = (msg: string): void => {
   process.stdout.write(`${new Date().toISOString()}  INFO sim_router: ${msg}\n`)
 }
 
-const DATA_PLANE = new Set(['/generate', '/v1/completions', '/v1/chat/completions'])
+/** The main thread's: what forwarding takes, with the admission limit and the metrics the admin routes read. */
+interface RouterContext extends ForwardContext {
+  metrics: RouterMetrics
+  limit: ConcurrencyLimit
+}
+
+export const DATA_PLANE = new Set(['/generate', '/v1/completions', '/v1/chat/completions'])
 const PROXIED_INFO = new Set([
   '/v1/models',
   '/model_info',
@@ -115,7 +121,7 @@ async function handleWorkers(
 async function route(
   cfg: RouterConfig,
   registry: WorkerRegistry,
-  fwd: ForwardContext,
+  fwd: RouterContext,
   req: IncomingMessage,
   res: ServerResponse,
 ): Promise<void> {
@@ -174,13 +180,8 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
       cfg.workerUrls.join(', ') || '(no workers yet)'
     }`,
   )
-  const fwd: ForwardContext = {
-    cfg,
-    policy: makePolicy(cfg),
-    metrics,
-    workers: () => registry.list(),
-    limit: new ConcurrencyLimit(cfg),
-  }
+  const desk = localDesk(cfg, makePolicy(cfg), metrics, () => registry.list())
+  const fwd: RouterContext = { cfg, desk, metrics, limit: new ConcurrencyLimit(cfg) }
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     route(cfg, registry, fwd, req, res).catch((err: unknown) => {
       if (!res.headersSent)
