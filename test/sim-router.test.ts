@@ -201,3 +201,114 @@ test('--max-concurrent-requests: past the bucket a request waits in the queue, t
     await worker.stop()
   }
 })
+
+describe('--forwarder-threads 3: connections spread over three threads, every decision made on one state', () => {
+  let workers: StartedServer[]
+  beforeAll(async () => {
+    workers = await Promise.all([
+      startSimWorker(['--enable-metrics', '--speed', '4'], 't1'),
+      startSimWorker(['--enable-metrics', '--speed', '4'], 't2'),
+    ])
+  })
+  afterAll(() => Promise.all(workers.map((w) => w.stop())))
+
+  /** Sends `n` requests at once, each on its own connection (the kernel spreads connections, not requests). */
+  const burst = async (url: string, n: number, body: (i: number) => object) =>
+    Promise.all(
+      Array.from({ length: n }, async (_, i) => {
+        const res = await request(`${url}/generate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', connection: 'close' },
+          body: JSON.stringify(body(i)),
+        })
+        await res.body.text()
+        return {
+          status: res.statusCode,
+          worker: String(res.headers['x-llm-perf-worker']),
+          thread: String(res.headers['x-llm-perf-router-thread']),
+        }
+      }),
+    )
+
+  test('round_robin alternates exactly across the threads, and the metrics count every request once', async () => {
+    const router = await startSimRouter(
+      workers.map((w) => w.url),
+      ['--policy', 'round_robin', '--forwarder-threads', '3'],
+    )
+    try {
+      const out = await burst(router.url, 60, (i) => ({
+        text: `question ${i}`,
+        sampling_params: { max_new_tokens: 4 },
+      }))
+      expect(out.every((o) => o.status === 200)).toBe(true)
+      // the main thread's decisions, whichever thread held the connection: 30 and 30
+      const per = Map.groupBy(out, (o) => o.worker)
+      expect([...per.values()].map((v) => v.length)).toEqual([30, 30])
+      // connections landed on more than one of the threads 0, 1, 2
+      const threads = new Set(out.map((o) => o.thread))
+      expect(threads.size).toBeGreaterThan(1)
+      expect([...threads].every((t) => ['0', '1', '2'].includes(t))).toBe(true)
+      const metricsUrl = /Prometheus metrics on (\S+)/u.exec(router.logTail(50).join('\n'))?.[1] as string
+      const metrics = await (await request(metricsUrl)).body.text()
+      expect(metrics).toMatch(/smg_http_requests_total\{method="POST",path="\/generate"\} 60/u)
+      expect(metrics).toMatch(/smg_http_responses_total\{status_code="200",error_code=""\} 60/u)
+      // every pick given back: both workers at zero in flight
+      expect(metrics.match(/smg_worker_requests_active\{worker="[^"]+"\} 0$/gmu)).toHaveLength(2)
+      expect(metrics).toMatch(/llmperf_sim:fell_behind_seconds_total \d/u)
+      // a route that is not the data plane is answered by the main thread, from any thread
+      const listed = await json(`${router.url}/workers`)
+      expect(listed.body.total).toBe(2)
+    } finally {
+      await router.stop()
+    }
+  })
+
+  test('cache_aware keeps a shared prefix on one worker across threads', async () => {
+    const router = await startSimRouter(
+      workers.map((w) => w.url),
+      ['--policy', 'cache_aware', '--forwarder-threads', '3'],
+    )
+    try {
+      const prefix = 'You are a careful assistant who answers in one line. '.repeat(8)
+      const first = await burst(router.url, 1, () => ({ text: `${prefix}q`, sampling_params: { max_new_tokens: 2 } }))
+      const out = await burst(router.url, 24, (i) => ({
+        text: `${prefix}question ${i}`,
+        sampling_params: { max_new_tokens: 2 },
+      }))
+      expect(out.every((o) => o.status === 200)).toBe(true)
+      expect(new Set(out.map((o) => o.worker))).toEqual(new Set([first[0]?.worker]))
+      expect(new Set(out.map((o) => o.thread)).size).toBeGreaterThan(1)
+    } finally {
+      await router.stop()
+    }
+  })
+
+  test('--max-concurrent-requests is one bucket and one queue for all the threads', async () => {
+    // no refill: four requests at a time, whichever thread holds them; two wait and time out; four are refused
+    const router = await startSimRouter(
+      workers.map((w) => w.url),
+      [
+        '--forwarder-threads',
+        '3',
+        '--max-concurrent-requests',
+        '4',
+        '--rate-limit-tokens-per-second',
+        '0',
+        '--queue-size',
+        '2',
+        '--queue-timeout-secs',
+        '0.5',
+      ],
+    )
+    try {
+      // 800 decode steps at --speed 4: the first four hold their tokens well past the queue's timeout
+      const out = await burst(router.url, 10, (i) => ({
+        text: `long ${i}`,
+        sampling_params: { max_new_tokens: 800, ignore_eos: true },
+      }))
+      expect(out.map((o) => o.status).sort()).toEqual([200, 200, 200, 200, 408, 408, 429, 429, 429, 429])
+    } finally {
+      await router.stop()
+    }
+  })
+})

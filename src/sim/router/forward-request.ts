@@ -46,7 +46,12 @@ export interface RouteDesk {
 export interface ForwardContext {
   cfg: RouterConfig
   desk: RouteDesk
+  /** The forwarding thread (0: the main one), said in the response header x-llm-perf-router-thread. */
+  thread: number
 }
+
+/** Ours, as x-llm-perf-worker: which of the router's forwarding threads passed the response on. */
+export const THREAD_HEADER = 'x-llm-perf-router-thread'
 
 /** The main thread's desk: routing decided here, on the registry's workers. */
 export function localDesk(
@@ -148,6 +153,7 @@ export async function forwardRequest(
         rawBody,
         signal: aborted.signal,
         headersTimeoutMs: ctx.cfg.requestTimeoutSecs * 1000,
+        thread: ctx.thread,
       }
       const outcome =
         worker.link === undefined
@@ -181,6 +187,7 @@ interface Send {
   rawBody: string
   signal: AbortSignal
   headersTimeoutMs: number
+  thread: number
 }
 
 /** What one attempt came to: the response was passed on, the client went away, or a failure to retry. */
@@ -199,11 +206,13 @@ function startResponse(
   contentType: unknown,
   requestId: string,
   url: string,
+  thread: number,
 ): void {
   res.writeHead(status, {
     'content-type': String(contentType ?? 'application/json'),
     'x-request-id': requestId,
     [WORKER_HEADER]: url,
+    [THREAD_HEADER]: String(thread),
   })
   // the worker's 200 has started the response: pass it on now, as the real router streams it
   res.flushHeaders()
@@ -236,7 +245,7 @@ async function overHttp1(
     record(false)
     return { status: upstream.statusCode, body: await upstream.body.text(), worker: worker.url }
   }
-  startResponse(res, upstream.statusCode, upstream.headers['content-type'], requestId, worker.url)
+  startResponse(res, upstream.statusCode, upstream.headers['content-type'], requestId, worker.url, send.thread)
   try {
     await pipeline(upstream.body, res)
     record(upstream.statusCode < 500)
@@ -270,7 +279,7 @@ async function overLink(
     record(false)
     return { status: up.status, body: await up.text(), worker: worker.url }
   }
-  startResponse(res, up.status, up.headers['content-type'], requestId, worker.url)
+  startResponse(res, up.status, up.headers['content-type'], requestId, worker.url, send.thread)
   const ended = await up.pipe((bytes) => writeBody(res, bytes))
   if (ended) {
     res.end()

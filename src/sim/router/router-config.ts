@@ -40,6 +40,7 @@ const STRING_FLAGS = [
   'queue-size',
   'queue-timeout-secs',
   'rate-limit-tokens-per-second',
+  'forwarder-threads',
 ]
 const BOOLEAN_FLAGS = ['disable-retries', 'disable-circuit-breaker', 'disable-health-check']
 
@@ -90,6 +91,8 @@ const schema = z.object({
   queueSize: int('a non-negative integer').default(100),
   queueTimeoutSecs: num('a number of seconds').default(60),
   rateLimitTokensPerSecond: num('a number of tokens a second').optional(),
+  /** Ours, not smg's: threads that accept and forward on the port (SO_REUSEPORT), the routing state in one. */
+  forwarderThreads: int('a positive integer', 1).default(1),
 })
 
 export type RouterConfig = z.output<typeof schema> & { workerUrls: string[] }

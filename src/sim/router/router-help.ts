@@ -26,6 +26,9 @@ except that it binds 127.0.0.1 unless told otherwise. Responses carry the header
                                     finds it empty waits in a queue of --queue-size (100) for up to
                                     --queue-timeout-secs (60), else gets 429 (queue full) or 408 (timed out),
                                     empty-bodied as smg's; --rate-limit-tokens-per-second R refills it (default N)
+  --forwarder-threads N             ours, not smg's: N threads accept connections on the port (SO_REUSEPORT) and
+                                    pass responses on, each on its own core; every routing decision, count,
+                                    breaker and metric stays in the main thread, asked once per request (default 1)
   --api-key KEY                     require Authorization: Bearer KEY on the data plane
   --random-seed N                   seed for the random and power_of_two policies
 

@@ -4,6 +4,8 @@ import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
 /** The router's Prometheus series, under sglang-router ≥ 0.3's smg_* names. */
 export class RouterMetrics {
   readonly registry = new Registry()
+  /** Forwarder threads' fell-behind seconds, summed into the router's own. */
+  readonly behindElsewhere: Array<() => number> = []
   readonly httpRequests: Counter
   readonly httpResponses: Counter
   readonly routerRequests: Counter
@@ -74,6 +76,7 @@ export class RouterMetrics {
       registers,
     })
     const meter = new FellBehindMeter()
+    const behindElsewhere = this.behindElsewhere
     // the simulator's own, as the worker's: what a run checks before it believes the router's timings
     new Counter({
       name: 'llmperf_sim:fell_behind_seconds_total',
@@ -81,7 +84,7 @@ export class RouterMetrics {
       registers,
       collect() {
         this.reset()
-        this.inc(meter.seconds)
+        this.inc(meter.seconds + behindElsewhere.reduce((sum, seconds) => sum + seconds(), 0))
       },
     })
   }

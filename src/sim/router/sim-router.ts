@@ -3,6 +3,8 @@ import { readBody, sendJson, sendText } from '../shared/http-util.ts'
 import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { ConcurrencyLimit } from './concurrency-limit.ts'
 import { type ForwardContext, forwardRequest, localDesk } from './forward-request.ts'
+import { DATA_PLANE } from './forwarder-protocol.ts'
+import { startForwarders } from './forwarder-threads.ts'
 import { makePolicy } from './policies.ts'
 import { type RouterConfig, resolveRouterConfig } from './router-config.ts'
 import { RouterMetrics } from './router-metrics.ts'
@@ -18,7 +20,6 @@ interface RouterContext extends ForwardContext {
   limit: ConcurrencyLimit
 }
 
-export const DATA_PLANE = new Set(['/generate', '/v1/completions', '/v1/chat/completions'])
 const PROXIED_INFO = new Set([
   '/v1/models',
   '/model_info',
@@ -181,7 +182,7 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
     }`,
   )
   const desk = localDesk(cfg, makePolicy(cfg), metrics, () => registry.list())
-  const fwd: RouterContext = { cfg, desk, metrics, limit: new ConcurrencyLimit(cfg) }
+  const fwd: RouterContext = { cfg, desk, thread: 0, metrics, limit: new ConcurrencyLimit(cfg) }
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     route(cfg, registry, fwd, req, res).catch((err: unknown) => {
       if (!res.headersSent)
@@ -194,7 +195,23 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
       void metrics.registry.metrics().then((text) => sendText(res, 200, text, metrics.registry.contentType))
     } else sendText(res, 404, 'Not Found')
   })
-  const port = await listen(server, cfg.port, cfg.host)
+  const threads = cfg.forwarderThreads
+  // with a port given, the forwarders listen before the main thread does: whoever sees the port answer (a
+  // launcher's readiness probe) finds every thread serving it; port 0 is known only once the main thread listens
+  let port = cfg.port === 0 ? await listen(server, 0, cfg.host, threads > 1) : cfg.port
+  if (threads > 1) {
+    // the forwarders pass every route but the data plane here, where the registry and the metrics are
+    const admin = createServer({ keepAliveTimeout: 5000 }, (req, res) => server.emit('request', req, res))
+    const adminPort = await listen(admin, 0, '127.0.0.1')
+    const forwarders = await startForwarders(
+      threads - 1,
+      { argv: [...argv], port, adminPort, limitEnabled: fwd.limit.enabled },
+      fwd,
+    )
+    metrics.behindElsewhere.push(forwarders.behindS)
+    log(`Forwarding on ${threads} threads (SO_REUSEPORT); routing decided on the main thread`)
+  }
+  if (cfg.port !== 0) port = await listen(server, cfg.port, cfg.host, threads > 1)
   const promPort = await listen(prom, cfg.prometheusPort, cfg.prometheusHost)
   registry.startHealthChecks()
   log(`Router ready | policy: ${cfg.policy} | workers: [${cfg.workerUrls.join(', ')}]`)

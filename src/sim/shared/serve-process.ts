@@ -2,8 +2,8 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { InvalidOptionError } from '../../common/errors.ts'
 
-/** Listens and answers the bound port (0 picks a free one). */
-export async function listen(server: Server, port: number, host: string): Promise<number> {
+/** Listens and answers the bound port (0 picks a free one); `reusePort` lets other threads listen on it too. */
+export async function listen(server: Server, port: number, host: string, reusePort = false): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       // one line naming the port, not a stack: the cli prints an LlmPerfError's message alone
@@ -11,7 +11,7 @@ export async function listen(server: Server, port: number, host: string): Promis
         reject(new InvalidOptionError('sim flags', [`\`--port\`: ${host}:${port} is already in use`]))
       else reject(err)
     })
-    server.listen(port, host, () => resolve())
+    server.listen({ port, host, reusePort }, () => resolve())
   })
   return (server.address() as AddressInfo).port
 }

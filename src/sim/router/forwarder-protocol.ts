@@ -1,0 +1,31 @@
+/** The routes a forwarder thread serves itself; any other goes to the main thread. */
+export const DATA_PLANE = new Set(['/generate', '/v1/completions', '/v1/chat/completions'])
+
+/** What a forwarder thread needs to serve the router's port. */
+export interface ForwarderData {
+  argv: string[]
+  port: number
+  /** The main thread's own listener on 127.0.0.1, for every route that is not the data plane. */
+  adminPort: number
+  limitEnabled: boolean
+  /** This thread's number, from 1 (the main thread is 0). */
+  thread: number
+}
+
+/** A forwarder thread to the main thread: one decision asked per request attempt, the rest told. */
+export type FromForwarder =
+  | { t: 'listening' }
+  | { t: 'pick'; id: number; text: string }
+  | { t: 'done'; id: number; ok: boolean | undefined }
+  | { t: 'admit'; id: number }
+  | { t: 'release'; id: number }
+  | { t: 'requested'; method: string; path: string }
+  | { t: 'responded'; status: number; errorCode: string }
+  | { t: 'retried'; worker: string }
+  | { t: 'exhausted' }
+  | { t: 'behind'; seconds: number }
+
+/** The main thread's answers. */
+export type ToForwarder =
+  | { t: 'picked'; id: number; url: string | undefined; linkPath: string | undefined }
+  | { t: 'admitted'; id: number; ok: boolean; status: number }
