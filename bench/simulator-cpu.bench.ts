@@ -175,6 +175,12 @@ export async function simulatorCpuBench(): Promise<Record<string, string>> {
     { workers: 1, router: { policy: 'cache_aware' }, sim },
     { rate: 150, requests: 1500 },
   )
+  // the same through two forwarder threads, both on the router's one CPU: what the threads cost when they have
+  // no core of their own (they pay off only where each has one)
+  const threaded = await cpuPerChunk(
+    { workers: 1, router: { policy: 'cache_aware', args: ['--forwarder-threads', '2'] }, sim },
+    { rate: 150, requests: 1500 },
+  )
   const workerAtCapacity = await atCapacity({ workers: 1, sim }, 128, 512)
   const routerAtCapacity = await atCapacity({ workers: 2, router: { policy: 'cache_aware' }, sim }, 128, 512)
   return {
@@ -184,6 +190,7 @@ export async function simulatorCpuBench(): Promise<Record<string, string>> {
     '  worker CPU a chunk (target ≤ 16 µs)': `${us(Object.values(worker.perChunkUs)[0])} over ${worker.chunks} chunks`,
     '  router CPU a chunk (target ≤ 8 µs)': `${us(routed.perChunkUs['router'])} over ${routed.chunks} chunks`,
     '  its worker, behind the router': us(Object.entries(routed.perChunkUs).find(([k]) => k !== 'router')?.[1]),
+    '  router with --forwarder-threads 2 on that one CPU, all threads summed': `${us(threaded.perChunkUs['router'])}`,
     'at capacity': '128 closed-loop streams × 512 tokens (bench/raw-stream-client.ts), speed 8, 8 s',
     '  one worker alone on a CPU (target ≥ 60k chunks/s)': capacityLine(workerAtCapacity),
     '  the router alone on a CPU, 2 workers (target ≥ 250k chunks/s on its cores)': capacityLine(routerAtCapacity),

@@ -174,15 +174,16 @@ export class SimEngine {
   }
 
   /**
-   * As SGLang's cache_finished_req: a finished request's prompt and output go into the radix cache, all but the
+   * As SGLang's cache_finished_req: a finished request's prompt and output are in the radix cache, all but the
    * last output token (whose KV was never computed), so a conversation's next turn, which sends the answer back as
    * the ids generated, finds it cached.
    */
   #cacheFinished(req: SimRequest): void {
     if (this.#cfg.disableRadixCache || req.generated < 2) return
-    const ids = req.promptIds.slice()
-    for (let p = 0; p < req.generated - 1; p++) ids.push(req.outputId(p))
-    this.cache.insert(ids)
+    const output = new Array<number>(req.generated - 1)
+    for (let p = 0; p < output.length; p++) output[p] = req.outputId(p)
+    // the prompt went in when its prefill ended: only the output is new
+    this.cache.extend(req.promptIds, output)
   }
 
   #admit(): void {

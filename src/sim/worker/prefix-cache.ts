@@ -30,8 +30,17 @@ export class PrefixCache {
   }
 
   insert(ids: readonly number[]): void {
+    this.extend([], ids)
+  }
+
+  /**
+   * Inserts `more` after `prefix` (a prompt inserted before, now followed by its output): the prefix's positions
+   * are hashed through, not touched again, so a long conversation's history costs no map work a second time.
+   */
+  extend(prefix: readonly number[], more: readonly number[]): void {
     let h = 0
-    for (const id of ids) {
+    for (const id of prefix) h = chainHash(h, id)
+    for (const id of more) {
       h = chainHash(h, id)
       this.#entries.delete(h)
       this.#entries.set(h, true)

@@ -46,10 +46,18 @@ export function loadSimTokenizer(tokenizerPath: string | undefined, modelPath: s
 
 /** A generated token: deterministic in (seed, request, position); a few carry multi-byte UTF-8. */
 export function outputToken(seed: number, requestHash: number, position: number): { id: number; text: string } {
-  const h = Math.imul(seed ^ requestHash ^ Math.imul(position + 1, 0x9e3779b1), 0x85ebca6b) >>> 0
+  const h = outputHash(seed, requestHash, position)
   const word = position % 17 === 5 ? 'café' : (VOCABULARY[h % VOCABULARY.length] as string)
   return { id: 100 + (h % (VOCAB_SIZE - 100)), text: ` ${word}` }
 }
+
+/** outputToken's id alone (what the prefix cache keeps of a finished request's output). */
+export function outputTokenId(seed: number, requestHash: number, position: number): number {
+  return 100 + (outputHash(seed, requestHash, position) % (VOCAB_SIZE - 100))
+}
+
+const outputHash = (seed: number, requestHash: number, position: number): number =>
+  Math.imul(seed ^ requestHash ^ Math.imul(position + 1, 0x9e3779b1), 0x85ebca6b) >>> 0
 
 export function hashString(s: string): number {
   let h = 0x811c9dc5

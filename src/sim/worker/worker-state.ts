@@ -1,7 +1,7 @@
 import { epochNowMs } from '../../common/clock.ts'
 import { SimEngine } from './engine.ts'
 import type { SimRequest, SimRequestListener } from './sim-request.ts'
-import { hashString, loadSimTokenizer, outputToken, type SimTokenizer } from './sim-tokenizer.ts'
+import { hashString, loadSimTokenizer, outputTokenId, type SimTokenizer } from './sim-tokenizer.ts'
 import type { WorkerConfig } from './worker-config.ts'
 import { WorkerMetrics } from './worker-metrics.ts'
 
@@ -93,7 +93,7 @@ export class WorkerState {
       cachedTokens: 0,
       prefillDone: 0,
       generated: 0,
-      outputId: (position) => outputToken(seed, outputHash, position).id,
+      outputId: (position) => outputTokenId(seed, outputHash, position),
       aborted: false,
       stallAtToken: stalls ? Math.floor(targetTokens / 2) : undefined,
       stallMs: this.config.faultStallMs,
