@@ -1,66 +1,160 @@
+/** An edge of the tree and the node below it: the tokens the edge holds, its children by their first token. */
+class RadixNode {
+  key: number[]
+  readonly children = new Map<number, RadixNode>()
+  parent: RadixNode | undefined
+  lastAccess = 0
+
+  constructor(key: number[], parent: RadixNode | undefined) {
+    this.key = key
+    this.parent = parent
+  }
+}
+
+/** How many of `key`'s tokens `ids` repeats from position `at`. */
+function common(key: readonly number[], ids: readonly number[], at: number): number {
+  const n = Math.min(key.length, ids.length - at)
+  let k = 0
+  while (k < n && key[k] === ids[at + k]) k++
+  return k
+}
+
 /**
- * The radix cache, approximated: a chain hash per token position (hash of the whole prefix up to it), kept
- * in LRU order up to a token capacity. A prompt's cached prefix is the longest run of leading positions
- * whose chain hash is present — what SGLang's radix tree would match with page size 1.
+ * The radix cache, as SGLang's RadixCache with page size 1: a tree of token sequences (an edge holds a run of
+ * tokens, a node branches where sequences part), matched and inserted token by token, up to a token capacity. When
+ * it is over, the least recently used leaves go first (a parent whose last child went becomes a leaf in turn), as
+ * SGLang evicts. Tokens are compared, not hashed, so a match is exact; a request costs no allocation per token.
  */
 export class PrefixCache {
   readonly #capacity: number
-  readonly #entries = new Map<number, true>()
+  #root = new RadixNode([], undefined)
+  #size = 0
+  #clock = 0
 
   constructor(capacityTokens: number) {
     this.#capacity = capacityTokens
   }
 
+  /** Tokens held. */
   get size(): number {
-    return this.#entries.size
+    return this.#size
   }
 
   /** Number of leading tokens already cached; touches them as recently used. */
   match(ids: readonly number[]): number {
-    let h = 0
-    let matched = 0
-    for (const id of ids) {
-      h = chainHash(h, id)
-      if (!this.#entries.has(h)) break
-      this.#entries.delete(h)
-      this.#entries.set(h, true)
-      matched++
+    const now = ++this.#clock
+    let node = this.#root
+    let at = 0
+    while (at < ids.length) {
+      const child = node.children.get(ids[at] as number)
+      if (child === undefined) break
+      const k = common(child.key, ids, at)
+      child.lastAccess = now
+      at += k
+      if (k < child.key.length) break
+      node = child
     }
-    return matched
+    return at
   }
 
   insert(ids: readonly number[]): void {
-    this.extend([], ids)
+    const now = ++this.#clock
+    let node = this.#root
+    let at = 0
+    while (at < ids.length) {
+      const first = ids[at] as number
+      const child = node.children.get(first)
+      if (child === undefined) {
+        const leaf = new RadixNode(ids.slice(at), node)
+        leaf.lastAccess = now
+        node.children.set(first, leaf)
+        this.#size += ids.length - at
+        break
+      }
+      const k = common(child.key, ids, at)
+      child.lastAccess = now
+      if (k < child.key.length) {
+        // the sequences part inside this edge: a node where they do, the edge's rest below it
+        const mid = new RadixNode(child.key.slice(0, k), node)
+        mid.lastAccess = now
+        child.key = child.key.slice(k)
+        child.parent = mid
+        mid.children.set(child.key[0] as number, child)
+        node.children.set(first, mid)
+        node = mid
+      } else node = child
+      at += k
+    }
+    if (this.#size > this.#capacity) this.#evict()
   }
 
-  /**
-   * Inserts `more` after `prefix` (a prompt inserted before, now followed by its output): the prefix's positions
-   * are hashed through, not touched again, so a long conversation's history costs no map work a second time.
-   */
+  /** Inserts `prefix` followed by `more` (a prompt and its output). */
   extend(prefix: readonly number[], more: readonly number[]): void {
-    let h = 0
-    for (const id of prefix) h = chainHash(h, id)
-    for (const id of more) {
-      h = chainHash(h, id)
-      this.#entries.delete(h)
-      this.#entries.set(h, true)
-    }
-    for (const key of this.#entries.keys()) {
-      if (this.#entries.size <= this.#capacity) break
-      this.#entries.delete(key)
-    }
+    this.insert(prefix.concat(more))
   }
 
   clear(): void {
-    this.#entries.clear()
+    this.#root = new RadixNode([], undefined)
+    this.#size = 0
+  }
+
+  /** Least recently used leaves first, until the tokens held fit. */
+  #evict(): void {
+    const leaves: RadixNode[] = []
+    const visit = (n: RadixNode): void => {
+      if (n.children.size === 0 && n !== this.#root) leaves.push(n)
+      for (const c of n.children.values()) visit(c)
+    }
+    visit(this.#root)
+    const heap = new LeafHeap(leaves)
+    while (this.#size > this.#capacity) {
+      const leaf = heap.pop()
+      if (leaf === undefined) break
+      const parent = leaf.parent as RadixNode
+      parent.children.delete(leaf.key[0] as number)
+      this.#size -= leaf.key.length
+      if (parent !== this.#root && parent.children.size === 0) heap.push(parent)
+    }
   }
 }
 
-/** 53-bit chain hash from two 32-bit multiplicative mixes: collisions are negligible at cache sizes. */
-function chainHash(prev: number, id: number): number {
-  const lo = prev % 0x100000000
-  const hi = Math.floor(prev / 0x100000000)
-  const a = Math.imul(lo ^ id, 0x9e3779b1) >>> 0
-  const b = Math.imul((hi ^ (a >>> 7)) + id, 0x85ebca6b) >>> 0
-  return (b & 0x1fffff) * 0x100000000 + a
+/** A min-heap of leaves by last access. */
+class LeafHeap {
+  readonly #items: RadixNode[]
+
+  constructor(items: RadixNode[]) {
+    this.#items = items.sort((a, b) => a.lastAccess - b.lastAccess)
+  }
+
+  push(node: RadixNode): void {
+    const items = this.#items
+    items.push(node)
+    let i = items.length - 1
+    while (i > 0) {
+      const up = (i - 1) >> 1
+      if ((items[up] as RadixNode).lastAccess <= node.lastAccess) break
+      items[i] = items[up] as RadixNode
+      i = up
+    }
+    items[i] = node
+  }
+
+  pop(): RadixNode | undefined {
+    const items = this.#items
+    const top = items[0]
+    const last = items.pop()
+    if (top === undefined || last === undefined || items.length === 0) return top
+    let i = 0
+    for (;;) {
+      const l = 2 * i + 1
+      if (l >= items.length) break
+      const r = l + 1
+      const c = r < items.length && (items[r] as RadixNode).lastAccess < (items[l] as RadixNode).lastAccess ? r : l
+      if ((items[c] as RadixNode).lastAccess >= last.lastAccess) break
+      items[i] = items[c] as RadixNode
+      i = c
+    }
+    items[i] = last
+    return top
+  }
 }
