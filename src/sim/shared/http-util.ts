@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { chunkData } from './sim-link.ts'
 
 /** Largest request body the simulator reads (SGLang's limit is far higher; ours only guards memory). */
 const MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -79,6 +80,16 @@ export function writeBody(res: ServerResponse, bytes: Buffer): boolean {
   bytes.copy(framed, size.length)
   framed.write('\r\n', size.length + bytes.length, 'latin1')
   return socket.write(framed)
+}
+
+/**
+ * A body piece that is already one HTTP/1.1 chunk (the simulator link's framed data) passed on: to a chunked
+ * response's socket as it is, else unframed through the response.
+ */
+export function writeChunk(res: ServerResponse, chunk: Buffer): boolean {
+  if (res.writableEnded || res.destroyed) return true
+  const socket = chunkedSocket(res)
+  return socket === undefined ? res.write(chunkData(chunk)) : socket.write(chunk)
 }
 
 /** The socket of an HTTP/1.1 chunked response whose head is on the wire: a chunk may go to it, framed by us. */

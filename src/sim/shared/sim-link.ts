@@ -8,8 +8,9 @@ import type { Socket } from 'node:net'
  *   u32 payload length · u32 stream id · u8 type · payload
  *
  * request (router → worker): JSON {method, path, headers, body}; cancel: the client went away;
- * head (worker → router): JSON {status, headers}; data: body bytes as the worker wrote them; end; reset: the
- * worker dropped the response mid-way (as a closed connection would).
+ * head (worker → router): JSON {status, headers, framed}; data: body bytes as the worker wrote them, each already
+ * an HTTP/1.1 chunk where the head says `framed` (writeChunkFrame); end; reset: the worker dropped the response
+ * mid-way (as a closed connection would).
  *
  * Why not HTTP/1.1: a connection, a write and a read per stream and chunk, and a busy router spends its CPU on
  * those system calls instead of routing. Why not HTTP/2 (tried): its streams cost both ends more per chunk in
@@ -38,6 +39,33 @@ export function writeFrame(socket: Socket, type: FrameType, id: number, payload:
   const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length
   socket.write(frameHeader(type, id, length))
   if (length > 0) socket.write(payload)
+}
+
+/**
+ * A data frame whose payload is already one HTTP/1.1 chunk (`size CRLF bytes CRLF`), built in one buffer and sent
+ * in one write: the router writes the payload to its client's chunked response as it is, with no framing of its
+ * own (the head said `framed`).
+ */
+export function writeChunkFrame(socket: Socket, id: number, data: string | Buffer): void {
+  if (socket.destroyed) return
+  const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length
+  if (length === 0) return
+  const size = `${length.toString(16)}\r\n`
+  const payload = size.length + length + 2
+  const frame = Buffer.allocUnsafe(HEADER_BYTES + payload)
+  frame.writeUInt32BE(payload, 0)
+  frame.writeUInt32BE(id, 4)
+  frame.writeUInt8(FRAME.data, 8)
+  let at = HEADER_BYTES + frame.write(size, HEADER_BYTES, 'latin1')
+  at += typeof data === 'string' ? frame.write(data, at, 'utf8') : data.copy(frame, at)
+  frame.write('\r\n', at, 'latin1')
+  socket.write(frame)
+}
+
+/** The bytes of one HTTP/1.1 chunk (`size CRLF bytes CRLF`): what a framed data frame carries. */
+export function chunkData(chunk: Buffer): Buffer {
+  const start = chunk.indexOf('\r\n') + 2
+  return chunk.subarray(start, chunk.length - 2)
 }
 
 /** Splits a byte stream into frames; a frame cut across reads waits for its rest. */

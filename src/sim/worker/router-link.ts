@@ -5,7 +5,7 @@ import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { FRAME, FrameReader, type FrameType, writeFrame } from '../shared/sim-link.ts'
+import { FRAME, FrameReader, type FrameType, writeChunkFrame, writeFrame } from '../shared/sim-link.ts'
 
 export interface RouterLink {
   /** The Unix socket the worker's /llmperf/sim_link announces. */
@@ -24,6 +24,18 @@ class LinkConnection {
 
   send(type: FrameType, id: number, payload: string | Buffer = ''): void {
     if (this.#socket.destroyed) return
+    this.#cork()
+    writeFrame(this.#socket, type, id, payload)
+  }
+
+  /** Body bytes as one HTTP/1.1 chunk, in one buffer: the router passes them to its client as they are. */
+  sendChunk(id: number, data: string | Buffer): void {
+    if (this.#socket.destroyed) return
+    this.#cork()
+    writeChunkFrame(this.#socket, id, data)
+  }
+
+  #cork(): void {
     if (!this.#corked) {
       this.#corked = true
       this.#socket.cork()
@@ -33,7 +45,6 @@ class LinkConnection {
         this.#socket.uncork()
       })
     }
-    writeFrame(this.#socket, type, id, payload)
   }
 }
 
@@ -72,13 +83,17 @@ class LinkResponse extends EventEmitter {
   flushHeaders(): void {
     if (this.headersSent) return
     this.headersSent = true
-    this.#conn.send(FRAME.head, this.#id, JSON.stringify({ status: this.statusCode, headers: this.#headers }))
+    this.#conn.send(
+      FRAME.head,
+      this.#id,
+      JSON.stringify({ status: this.statusCode, headers: this.#headers, framed: true }),
+    )
   }
 
   write(chunk: string | Buffer): boolean {
     if (this.writableEnded || this.destroyed) return false
     this.flushHeaders()
-    this.#conn.send(FRAME.data, this.#id, chunk)
+    this.#conn.sendChunk(this.#id, chunk)
     return true
   }
 
