@@ -30,6 +30,7 @@ import { runSizeProblem } from './run-size.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
 import { targetPool } from './target-pool.ts'
 import { autoProcesses, metricsSources, workerNamer } from './target-sources.ts'
+import { TimelineRunner } from './timeline-runner.ts'
 import { runWarmup } from './warmup.ts'
 
 /** A shard that starts later than its `startAt` by more than this is said to have started late. */
@@ -89,10 +90,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
   const pool = targetPool(where.origin, opts.maxInFlight)
   const warnings: string[] = []
   let sampler: MetricsSampler | undefined
-  const hooks: Array<Promise<unknown>> = []
-  const hookTimers: NodeJS.Timeout[] = []
-  // the failure schedule's steps as they happened, for the report's time axes
-  const events: Array<{ t_s: number; what: string }> = []
+  const hooks = new TimelineRunner()
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
   if (inexactPrompts > 0)
     warnings.push(
@@ -181,27 +179,11 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
               })
             : undefined
         sampler?.start()
-        for (const h of timeline)
-          hooks.push(
-            new Promise<unknown>((res) =>
-              hookTimers.push(
-                setTimeout(
-                  () => {
-                    if (h.label !== undefined) events.push({ t_s: clock.nowMs() / 1000, what: h.label })
-                    res(Promise.resolve().then(h.run))
-                  },
-                  Math.max(0, h.atMs - clock.nowMs()),
-                ),
-              ),
-            ),
-          )
+        hooks.start(timeline, clock.nowMs)
       },
     })
     const sampled = await sampler?.stop()
-    for (const outcome of await Promise.allSettled(hooks)) {
-      if (outcome.status === 'rejected')
-        warnings.push(`timeline hook failed: ${(outcome.reason as Error)?.message ?? String(outcome.reason)}`)
-    }
+    warnings.push(...(await hooks.failures()))
     await csv.close()
     const figures = summariseRun({
       table,
@@ -255,7 +237,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       goodput: null,
       trace: trace?.summary(table) ?? null,
       conversations: plan === undefined ? null : summariseConversations(table),
-      ...(events.length === 0 ? {} : { events }),
+      // the failure schedule's steps as they happened, for the report's time axes
+      ...(hooks.events.length === 0 ? {} : { events: hooks.events }),
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
@@ -297,7 +280,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     if (!opts.quiet) process.stderr.write(redact(`${resultLine(summary)} → ${outDir}\n`))
     return run
   } finally {
-    for (const t of hookTimers) clearTimeout(t)
+    hooks.stop()
     await sampler?.stop().catch(() => undefined)
     await pool.close().catch(() => pool.destroy())
   }
