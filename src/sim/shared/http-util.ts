@@ -73,8 +73,18 @@ export function writeBody(res: ServerResponse, bytes: Buffer): boolean {
   if (res.writableEnded || res.destroyed) return true
   const socket = chunkedSocket(res)
   if (socket === undefined) return res.write(bytes)
-  // one buffer, one write: the frame's pieces as three writes cost the stream machinery three times
   const size = `${bytes.length.toString(16)}\r\n`
+  if (bytes.length > COPY_UP_TO) {
+    // a long chunk (a late one of /generate's cumulative stream) is not copied: its size line, it and the CRLF
+    // leave corked, in one system call
+    socket.cork()
+    socket.write(size, 'latin1')
+    socket.write(bytes)
+    const ok = socket.write(CRLF)
+    socket.uncork()
+    return ok
+  }
+  // one buffer, one write: the frame's pieces as three writes cost the stream machinery three times
   const framed = Buffer.allocUnsafe(size.length + bytes.length + 2)
   framed.write(size, 0, 'latin1')
   bytes.copy(framed, size.length)
@@ -91,6 +101,10 @@ export function writeChunk(res: ServerResponse, chunk: Buffer): boolean {
   const socket = chunkedSocket(res)
   return socket === undefined ? res.write(chunkData(chunk)) : socket.write(chunk)
 }
+
+/** Chunks up to this many bytes are copied into one framed buffer; longer ones are written beside their framing. */
+const COPY_UP_TO = 2048
+const CRLF = Buffer.from('\r\n')
 
 /** The socket of an HTTP/1.1 chunked response whose head is on the wire: a chunk may go to it, framed by us. */
 function chunkedSocket(res: ServerResponse): NonNullable<ServerResponse['socket']> | undefined {
