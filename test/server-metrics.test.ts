@@ -208,6 +208,20 @@ test.each([
   expect(summary.success_rate).toBe(1)
 })
 
+test('a worker frozen while idle says so too: the requests that arrive meanwhile wait as long', async () => {
+  await using node = await launchTopology('frozen-idle', { workers: 1, sim: { speed: 4 } }, { logDir: outDir() })
+  const worker = node.workers[0]
+  const behind = async (): Promise<number> => {
+    const text = await (await fetch(`${worker?.url}/metrics`)).text()
+    return Number(/^llmperf_sim:fell_behind_seconds_total (\S+)$/mu.exec(text)?.[1])
+  }
+  const before = await behind()
+  // no request in flight: the engine has no step to run late, only the process's clock
+  await freeze(worker?.pid as number, 600)
+  await new Promise((r) => setTimeout(r, 100))
+  expect((await behind()) - before).toBeGreaterThan(0.4)
+})
+
 test('a TPOT breach shows what explains per-token latency: decode time, tokens, the longest gap, requests in flight, the worker’s running requests', async () => {
   await using node = await launchTopology('tpot', { workers: 1, sim: { speed: 4 } }, { logDir: outDir() })
   const run = await benchRequests(node, {

@@ -4,20 +4,30 @@ const TICK_MS = 10
 const TOLERANCE_MS = 2
 
 /**
- * Time a simulator process that has no step timeline of its own (the router) fell behind: a timer due every
- * 10 ms that fires late by more than 2 ms means every byte the process forwards waited as long, so the lateness
- * beyond that is added up. The worker's engine measures its own, against its profile's timeline.
+ * Time a simulator process fell behind where no step timeline measures it (the router; a worker while its engine
+ * is idle): a timer due every 10 ms that fires late by more than 2 ms means every byte the process handles waited
+ * as long, so the lateness beyond that is added up. A worker's engine measures its own while it steps, against its
+ * profile's timeline; a worker frozen while idle delays the requests that arrive meanwhile just as much.
  */
 export class FellBehindMeter {
   #behindS = 0
   readonly #timer: NodeJS.Timeout
 
-  constructor() {
+  /**
+   * `counts` says whether lateness counts now (a worker's engine measures its own while it steps), `onLate` hears
+   * each addition, `toleranceMs` is the lateness not counted (2 ms; a worker's, its engine's catch-up of 20 ms).
+   */
+  constructor(opts: { counts?: () => boolean; onLate?: (seconds: number) => void; toleranceMs?: number } = {}) {
+    const tolerance = opts.toleranceMs ?? TOLERANCE_MS
     let due = performance.now() + TICK_MS
     this.#timer = setInterval(() => {
       const now = performance.now()
       const late = now - due
-      if (late > TOLERANCE_MS) this.#behindS += (late - TOLERANCE_MS) / 1000
+      if (late > tolerance && (opts.counts?.() ?? true)) {
+        const seconds = (late - tolerance) / 1000
+        this.#behindS += seconds
+        opts.onLate?.(seconds)
+      }
       due = now + TICK_MS
     }, TICK_MS)
     this.#timer.unref()

@@ -17,7 +17,7 @@ export interface EngineConfig {
 }
 
 /** How far the engine's virtual timeline may lag real time before it stops catching up. */
-const MAX_CATCH_UP_MS = 20
+export const MAX_CATCH_UP_MS = 20
 
 /**
  * Continuous batching in real time, as SGLang's scheduler does it by default: a FCFS waiting queue;
@@ -52,6 +52,10 @@ export class SimEngine {
   }
   get usedTokens(): number {
     return this.#running.reduce((acc, r) => acc + r.prefillDone + r.generated, 0)
+  }
+  /** Stepping (a step in progress or due): its own timeline measures how far it falls behind. */
+  get busy(): boolean {
+    return this.#busy
   }
   get generatedTotal(): number {
     return this.#generatedTotal

@@ -1,5 +1,6 @@
 import { epochNowMs } from '../../common/clock.ts'
-import { SimEngine } from './engine.ts'
+import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
+import { MAX_CATCH_UP_MS, SimEngine } from './engine.ts'
 import type { SimRequest, SimRequestListener } from './sim-request.ts'
 import { hashString, loadSimTokenizer, outputTokenId, type SimTokenizer } from './sim-tokenizer.ts'
 import type { WorkerConfig } from './worker-config.ts'
@@ -49,6 +50,14 @@ export class WorkerState {
       this.metrics,
     )
     const engine = this.engine
+    const metrics = this.metrics
+    // an idle engine has no timeline to fall behind: the event loop's lateness says what a freeze cost then
+    if (metrics !== undefined)
+      new FellBehindMeter({
+        counts: () => !engine.busy,
+        onLate: (s) => metrics.fellBehind(s),
+        toleranceMs: MAX_CATCH_UP_MS,
+      })
     this.metrics?.readQueueFrom(() => ({
       running: engine.running,
       queued: engine.waiting,
