@@ -43,14 +43,16 @@ export async function traceInputs(
       ...(opts.processes === 'auto' || opts.processes === 1
         ? []
         : [
-            `\`processes\`: a trace's sessions keep their histories in one load thread; expected 1 or 'auto', got ${opts.processes}`,
+            "`processes`: a trace's sessions keep their histories in one load thread; expected 1 or 'auto', got " +
+              String(opts.processes),
           ]),
       ...(opts.shard === undefined ? [] : ["`shard`: a trace's sessions cannot be split over hosts yet"]),
     ]
     if (problems.length > 0)
       throw new LlmPerfError(
         'LLMPERF_INVALID_ARGUMENT',
-        `The trace ${spec.path} has sessions (lines sharing a session_id; \`sessions: false\` sends each line alone):\n` +
+        `The trace ${spec.path} has sessions (lines sharing a session_id; ` +
+          `\`sessions: false\` sends each line alone):\n` +
           problems.map((p) => `  - ${p}`).join('\n'),
       )
     plan = {

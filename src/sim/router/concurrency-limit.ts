@@ -1,4 +1,5 @@
 import type { RouterConfig } from './router-config.ts'
+import type { RouterMetrics } from './router-metrics.ts'
 
 /** How a request fared at the limiter: let through (then `release()` at its end), or refused with this status. */
 export type Admission = { ok: true; release: () => void } | { ok: false; status: 408 | 429 }
@@ -91,4 +92,18 @@ export class ConcurrencyLimit {
       this.#serve()
     })
   }
+}
+
+/**
+ * A data-plane request's admission, counted as smg counts it (whichever thread asked): smg_http_rate_limit_total by
+ * result when the limit is on, and a refusal among the responses.
+ */
+export async function countedAdmission(
+  limit: ConcurrencyLimit,
+  metrics: Pick<RouterMetrics, 'rateLimit' | 'httpResponses'>,
+): Promise<Admission> {
+  const admission = await limit.acquire()
+  if (limit.enabled) metrics.rateLimit.inc({ result: admission.ok ? 'allowed' : 'rejected' })
+  if (!admission.ok) metrics.httpResponses.inc({ status_code: String(admission.status), error_code: '' })
+  return admission
 }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { pipeline } from 'node:stream/promises'
 import type { Dispatcher, Pool } from 'undici'
 import { WORKER_HEADER } from '../../common/worker-header.ts'
-import { sendJson, writeBody, writeChunk } from '../shared/http-util.ts'
+import { sendJson, writeChunk } from '../shared/http-util.ts'
 import type { Policy } from './policies.ts'
 import type { RouterConfig } from './router-config.ts'
 import type { RouterMetrics } from './router-metrics.ts'
@@ -280,7 +280,7 @@ async function overLink(
     return { status: up.status, body: await up.text(), worker: worker.url }
   }
   startResponse(res, up.status, up.headers['content-type'], requestId, worker.url, send.thread)
-  const ended = await up.pipe(up.framed ? (bytes) => writeChunk(res, bytes) : (bytes) => writeBody(res, bytes))
+  const ended = await up.pipe((chunk) => writeChunk(res, chunk))
   if (ended) {
     res.end()
     record(up.status < 500)

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import type { Admission, ConcurrencyLimit } from './concurrency-limit.ts'
+import { type Admission, type ConcurrencyLimit, countedAdmission } from './concurrency-limit.ts'
 import type { RouteDesk, Upstream } from './forward-request.ts'
 import type { ForwarderData, FromForwarder, ToForwarder } from './forwarder-protocol.ts'
 import type { RouterMetrics } from './router-metrics.ts'
@@ -46,10 +46,8 @@ export async function startForwarders(
             picked.get(m.id)?.done(m.ok)
             return void picked.delete(m.id)
           case 'admit':
-            return void Promise.resolve(ctx.limit.acquire()).then((a) => {
-              ctx.metrics.rateLimit.inc({ result: a.ok ? 'allowed' : 'rejected' })
+            return void countedAdmission(ctx.limit, ctx.metrics).then((a) => {
               if (a.ok) admitted.set(m.id, a)
-              else ctx.metrics.httpResponses.inc({ status_code: String(a.status), error_code: '' })
               answer({ t: 'admitted', id: m.id, ok: a.ok, status: a.ok ? 200 : a.status })
             })
           case 'release':

@@ -6,6 +6,7 @@ import { readBody, sendJson } from '../shared/http-util.ts'
 import { forwardRequest, type RouteDesk, type Upstream } from './forward-request.ts'
 import { DATA_PLANE, type ForwarderData, type FromForwarder, type ToForwarder } from './forwarder-protocol.ts'
 import { resolveRouterConfig } from './router-config.ts'
+import { workerPool } from './router-worker.ts'
 import { WorkerLink } from './worker-link.ts'
 
 /** How often a forwarder tells the main thread how far behind its own event loop has fallen. */
@@ -45,7 +46,7 @@ const upstreams = new Map<string, { pool: Pool; link: WorkerLink | undefined }>(
 const reach = (url: string, linkPath: string | undefined): { pool: Pool; link: WorkerLink | undefined } => {
   let u = upstreams.get(url)
   if (u === undefined) {
-    u = { pool: new Pool(url, { connections: null, keepAliveTimeout: 4000, allowH2: false }), link: undefined }
+    u = { pool: workerPool(url), link: undefined }
     upstreams.set(url, u)
   }
   if (u.link !== undefined && (u.link.broken || u.link.socketPath !== linkPath)) {

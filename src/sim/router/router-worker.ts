@@ -6,6 +6,10 @@ import { CircuitBreaker } from './circuit-breaker.ts'
 import type { RouterConfig } from './router-config.ts'
 import { WorkerLink } from './worker-link.ts'
 
+/** The router's HTTP/1.1 connections to one worker (a forwarder thread has its own, alike). */
+export const workerPool = (url: string): Pool =>
+  new Pool(url, { connections: null, keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, allowH2: false })
+
 /** A worker without a router link is asked again at most this often (it may be a restarted simulator). */
 const LINK_RETRY_MS = 1000
 
@@ -28,7 +32,7 @@ export class RouterWorker {
     this.#log = log
     this.id = id
     this.url = url
-    this.pool = new Pool(url, { connections: null, keepAliveTimeout: 4000, keepAliveMaxTimeout: 4000, allowH2: false })
+    this.pool = workerPool(url)
     this.breaker = new CircuitBreaker({
       failureThreshold: cfg.cbFailureThreshold,
       successThreshold: cfg.cbSuccessThreshold,

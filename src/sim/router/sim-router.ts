@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { readBody, sendJson, sendText } from '../shared/http-util.ts'
 import { exitOnSignals, listen } from '../shared/serve-process.ts'
-import { ConcurrencyLimit } from './concurrency-limit.ts'
+import { ConcurrencyLimit, countedAdmission } from './concurrency-limit.ts'
 import { type ForwardContext, forwardRequest, localDesk } from './forward-request.ts'
 import { DATA_PLANE } from './forwarder-protocol.ts'
 import { startForwarders } from './forwarder-threads.ts'
@@ -145,10 +145,8 @@ async function route(
     return sendJson(res, 401, { error: { message: 'Unauthorized' } })
   }
   if (DATA_PLANE.has(p) && method === 'POST') {
-    const admission = await fwd.limit.acquire()
-    if (fwd.limit.enabled) fwd.metrics.rateLimit.inc({ result: admission.ok ? 'allowed' : 'rejected' })
+    const admission = await countedAdmission(fwd.limit, fwd.metrics)
     if (!admission.ok) {
-      fwd.metrics.httpResponses.inc({ status_code: String(admission.status), error_code: '' })
       res.writeHead(admission.status, { 'content-length': 0 })
       return void res.end()
     }

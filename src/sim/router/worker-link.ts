@@ -5,9 +5,10 @@ import { chunkData, FRAME, FrameReader, type FrameType, writeFrame } from '../sh
 export interface LinkResponse {
   status: number
   headers: Record<string, string>
-  /** Each body piece is already one HTTP/1.1 chunk (the worker framed it): pass it to a chunked response as it is. */
-  framed: boolean
-  /** Passes the body on as it comes; true at its end, false when the worker dropped it or the link broke. */
+  /**
+   * Passes the body on as it comes, each piece one HTTP/1.1 chunk as the worker framed it (write it to a chunked
+   * response as it is); true at its end, false when the worker dropped it or the link broke.
+   */
   pipe(onData: (bytes: Buffer) => void): Promise<boolean>
   /** The whole body (a retryable error's, say). */
   text(): Promise<string>
@@ -58,12 +59,8 @@ export class WorkerLink {
     const s = this.#streams.get(id)
     if (s === undefined) return
     if (type === FRAME.head) {
-      const head = JSON.parse(payload.toString('utf8')) as {
-        status: number
-        headers: Record<string, string>
-        framed?: boolean
-      }
-      s.head(this.#response(s, head.status, head.headers, head.framed === true))
+      const head = JSON.parse(payload.toString('utf8')) as { status: number; headers: Record<string, string> }
+      s.head(this.#response(s, head.status, head.headers))
     } else if (type === FRAME.data) {
       // a view into the read buffer: copied only when it must wait for a reader
       if (s.onData !== undefined) s.onData(payload)
@@ -76,7 +73,7 @@ export class WorkerLink {
     }
   }
 
-  #response(s: Stream, status: number, headers: Record<string, string>, framed: boolean): LinkResponse {
+  #response(s: Stream, status: number, headers: Record<string, string>): LinkResponse {
     const pipe = (onData: (bytes: Buffer) => void): Promise<boolean> =>
       new Promise((resolve) => {
         for (const bytes of s.early) onData(bytes)
@@ -88,11 +85,10 @@ export class WorkerLink {
     return {
       status,
       headers,
-      framed,
       pipe,
       text: async () => {
         const parts: Buffer[] = []
-        await pipe((bytes) => parts.push(Buffer.from(framed ? chunkData(bytes) : bytes)))
+        await pipe((bytes) => parts.push(Buffer.from(chunkData(bytes))))
         return Buffer.concat(parts).toString('utf8')
       },
     }

@@ -66,8 +66,8 @@ export function writeSse(res: ServerResponse, event: string | Buffer): void {
 }
 
 /**
- * Bytes of a response body passed on as they came (the router's proxying), framed as writeEvent frames an event;
- * false when the client's socket is full (wait for its 'drain').
+ * Bytes of a response body (an event built as bytes) as one chunk of the chunked body, framed as writeEvent frames
+ * an event; false when the client's socket is full (wait for its 'drain').
  */
 export function writeBody(res: ServerResponse, bytes: Buffer): boolean {
   if (res.writableEnded || res.destroyed) return true

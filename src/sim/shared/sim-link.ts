@@ -8,9 +8,9 @@ import type { Socket } from 'node:net'
  *   u32 payload length · u32 stream id · u8 type · payload
  *
  * request (router → worker): JSON {method, path, headers, body}; cancel: the client went away;
- * head (worker → router): JSON {status, headers, framed}; data: body bytes as the worker wrote them, each already
- * an HTTP/1.1 chunk where the head says `framed` (writeChunkFrame); end; reset: the worker dropped the response
- * mid-way (as a closed connection would).
+ * head (worker → router): JSON {status, headers}; data: body bytes as the worker wrote them, each already one
+ * HTTP/1.1 chunk (writeChunkFrame); end; reset: the worker dropped the response mid-way (as a closed connection
+ * would).
  *
  * Why not HTTP/1.1: a connection, a write and a read per stream and chunk, and a busy router spends its CPU on
  * those system calls instead of routing. Why not HTTP/2 (tried): its streams cost both ends more per chunk in
@@ -44,7 +44,7 @@ export function writeFrame(socket: Socket, type: FrameType, id: number, payload:
 /**
  * A data frame whose payload is already one HTTP/1.1 chunk (`size CRLF bytes CRLF`), built in one buffer and sent
  * in one write: the router writes the payload to its client's chunked response as it is, with no framing of its
- * own (the head said `framed`).
+ * own.
  */
 export function writeChunkFrame(socket: Socket, id: number, data: string | Buffer): void {
   if (socket.destroyed) return
@@ -62,7 +62,7 @@ export function writeChunkFrame(socket: Socket, id: number, data: string | Buffe
   socket.write(frame)
 }
 
-/** The bytes of one HTTP/1.1 chunk (`size CRLF bytes CRLF`): what a framed data frame carries. */
+/** The bytes of one HTTP/1.1 chunk (`size CRLF bytes CRLF`): what a data frame carries. */
 export function chunkData(chunk: Buffer): Buffer {
   const start = chunk.indexOf('\r\n') + 2
   return chunk.subarray(start, chunk.length - 2)

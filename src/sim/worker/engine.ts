@@ -184,10 +184,10 @@ export class SimEngine {
    */
   #cacheFinished(req: SimRequest): void {
     if (this.#cfg.disableRadixCache || req.generated < 2) return
-    const output = new Array<number>(req.generated - 1)
-    for (let p = 0; p < output.length; p++) output[p] = req.outputId(p)
-    // the prompt went in when its prefill ended: only the output is new
-    this.cache.extend(req.promptIds, output)
+    // the prompt went in when its prefill ended: the tree walks it again and adds only the output
+    const ids = req.promptIds.slice()
+    for (let p = 0; p < req.generated - 1; p++) ids.push(req.outputId(p))
+    this.cache.insert(ids)
   }
 
   #admit(): void {

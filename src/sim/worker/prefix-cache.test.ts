@@ -31,7 +31,8 @@ test('unbounded, a match is the longest prefix any inserted sequence shares with
   const prefixes = new Set(inserted.flatMap((s) => s.map((_, k) => s.slice(0, k + 1).join(','))))
   expect(cache.size).toBe(prefixes.size)
   // a prompt then its output, as a finished request: the whole of it matches
-  cache.extend([9, 9, 9], [8, 8])
+  cache.insert([9, 9, 9])
+  cache.insert([9, 9, 9, 8, 8])
   expect(cache.match([9, 9, 9, 8, 8, 7])).toBe(5)
 })
 

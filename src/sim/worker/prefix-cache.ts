@@ -88,11 +88,6 @@ export class PrefixCache {
     if (this.#size > this.#capacity) this.#evict()
   }
 
-  /** Inserts `prefix` followed by `more` (a prompt and its output). */
-  extend(prefix: readonly number[], more: readonly number[]): void {
-    this.insert(prefix.concat(more))
-  }
-
   clear(): void {
     this.#root = new RadixNode([], undefined)
     this.#size = 0

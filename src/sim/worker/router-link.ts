@@ -83,11 +83,7 @@ class LinkResponse extends EventEmitter {
   flushHeaders(): void {
     if (this.headersSent) return
     this.headersSent = true
-    this.#conn.send(
-      FRAME.head,
-      this.#id,
-      JSON.stringify({ status: this.statusCode, headers: this.#headers, framed: true }),
-    )
+    this.#conn.send(FRAME.head, this.#id, JSON.stringify({ status: this.statusCode, headers: this.#headers }))
   }
 
   write(chunk: string | Buffer): boolean {
