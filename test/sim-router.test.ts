@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs'
+import { request as httpRequest } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { request } from 'undici'
@@ -137,6 +138,50 @@ test('/health is always 200; /readiness is 503 until a worker is healthy', async
     })
   } finally {
     await router.stop()
+  }
+})
+
+test('a client that reads slowly gets every byte its worker sent, while the router reads on for the others', async () => {
+  // the router reads its link into memory it reuses: a chunk still queued for a slow client must not be overwritten
+  const worker = await startSimWorker(['--speed', '16'], 'streams')
+  const router = await startSimRouter([worker.url], ['--policy', 'round_robin'])
+  try {
+    const stream = (rid: string, slow: boolean): Promise<string[]> =>
+      new Promise((resolve, reject) => {
+        const body = JSON.stringify({
+          rid,
+          input_ids: [1, 2, 3, 4],
+          sampling_params: { max_new_tokens: 1500, ignore_eos: true },
+          stream: true,
+        })
+        const req = httpRequest(`${router.url}/generate`, { method: 'POST' }, (res) => {
+          const parts: Buffer[] = []
+          res.on('data', (b: Buffer) => parts.push(b))
+          res.on('end', () => resolve(Buffer.concat(parts).toString('utf8').split('\n\n').filter(Boolean)))
+          res.on('error', reject)
+          if (slow) {
+            // nothing read for a while: the kernel's buffers fill and the router queues what is left
+            res.pause()
+            setTimeout(() => res.resume(), 1500)
+          }
+        })
+        req.on('error', reject)
+        req.end(body)
+      })
+    const events = await Promise.all([stream('slow', true), ...[1, 2, 3].map((i) => stream(`fast-${i}`, false))])
+    for (const [i, list] of events.entries()) {
+      expect(list.at(-1), `stream ${i}`).toBe('data: [DONE]')
+      const chunks = list.slice(0, -1).map((e) => JSON.parse(e.slice('data: '.length)))
+      expect(chunks.length).toBe(1500)
+      // each chunk repeats the whole output so far: any overwritten byte breaks the JSON or this
+      for (const [k, c] of chunks.entries()) {
+        expect(c.meta_info.completion_tokens).toBe(k + 1)
+        expect(c.output_ids.length).toBe(k + 1)
+        if (k > 0) expect(c.text.startsWith(chunks[k - 1].text)).toBe(true)
+      }
+    }
+  } finally {
+    await Promise.all([router.stop(), worker.stop()])
   }
 })
 

@@ -1,5 +1,9 @@
 import { connect, type Socket } from 'node:net'
 import { chunkData, FRAME, FrameReader, type FrameType, writeFrame } from '../shared/sim-link.ts'
+import { WriteArena } from '../shared/write-arena.ts'
+
+/** Bytes of memory a link reads into: a few steps' chunks of a busy worker. */
+const READ_BYTES = 256 * 1024
 
 /** A response's head on the link, its body still to come. */
 export interface LinkResponse {
@@ -7,9 +11,11 @@ export interface LinkResponse {
   headers: Record<string, string>
   /**
    * Passes the body on as it comes, each piece one HTTP/1.1 chunk as the worker framed it (write it to a chunked
-   * response as it is); true at its end, false when the worker dropped it or the link broke.
+   * response as it is); true at its end, false when the worker dropped it or the link broke. A piece is memory
+   * the link reads into again: `onData` answers true when it still holds the piece after the call (a write that
+   * waits in a socket's queue), and the link then reads into new memory.
    */
-  pipe(onData: (bytes: Buffer) => void): Promise<boolean>
+  pipe(onData: (bytes: Buffer) => boolean): Promise<boolean>
   /** The whole body (a retryable error's, say). */
   text(): Promise<string>
 }
@@ -17,7 +23,7 @@ export interface LinkResponse {
 interface Stream {
   head: (r: LinkResponse) => void
   fail: (err: Error) => void
-  onData: ((bytes: Buffer) => void) | undefined
+  onData: ((bytes: Buffer) => boolean) | undefined
   early: Buffer[]
   done: ((ended: boolean) => void) | undefined
   finished: boolean | undefined
@@ -32,14 +38,36 @@ export class WorkerLink {
   readonly socketPath: string
   broken = false
   readonly #socket: Socket
+  readonly #arena = new WriteArena()
   readonly #streams = new Map<number, Stream>()
   #nextId = 1
+  /**
+   * What the link reads into, again and again: a Buffer for every read (Node's default) is memory V8 counts against
+   * its heap, and a busy router reads all its workers' bytes (see WriteArena). Replaced when a piece of it is
+   * still held after its read was handled.
+   */
+  #readInto = Buffer.allocUnsafeSlow(READ_BYTES)
+  #held = false
 
   constructor(socketPath: string) {
     this.socketPath = socketPath
-    this.#socket = connect(socketPath)
     const reader = new FrameReader((type, id, payload) => this.#frame(type, id, payload))
-    this.#socket.on('data', (bytes: Buffer) => reader.push(bytes))
+    this.#socket = connect({
+      path: socketPath,
+      onread: {
+        buffer: () => {
+          if (this.#held) {
+            this.#readInto = Buffer.allocUnsafeSlow(READ_BYTES)
+            this.#held = false
+          }
+          return this.#readInto
+        },
+        callback: (n, buf) => {
+          reader.push(Buffer.from(buf.buffer, buf.byteOffset, n))
+          return true
+        },
+      },
+    })
     this.#socket.on('error', () => {})
     this.#socket.once('close', () => this.#broke())
   }
@@ -63,8 +91,9 @@ export class WorkerLink {
       s.head(this.#response(s, head.status, head.headers))
     } else if (type === FRAME.data) {
       // a view into the read buffer: copied only when it must wait for a reader
-      if (s.onData !== undefined) s.onData(payload)
-      else s.early.push(Buffer.from(payload))
+      if (s.onData !== undefined) {
+        if (s.onData(payload)) this.#held = true
+      } else s.early.push(Buffer.from(payload))
     } else if (type === FRAME.end || type === FRAME.reset) {
       this.#streams.delete(id)
       s.finished = type === FRAME.end
@@ -74,7 +103,7 @@ export class WorkerLink {
   }
 
   #response(s: Stream, status: number, headers: Record<string, string>): LinkResponse {
-    const pipe = (onData: (bytes: Buffer) => void): Promise<boolean> =>
+    const pipe = (onData: (bytes: Buffer) => boolean): Promise<boolean> =>
       new Promise((resolve) => {
         for (const bytes of s.early) onData(bytes)
         s.early = []
@@ -88,16 +117,18 @@ export class WorkerLink {
       pipe,
       text: async () => {
         const parts: Buffer[] = []
-        await pipe((bytes) => parts.push(Buffer.from(chunkData(bytes))))
+        await pipe((bytes) => {
+          parts.push(Buffer.from(chunkData(bytes)))
+          return false
+        })
         return Buffer.concat(parts).toString('utf8')
       },
     }
   }
 
   #send(type: FrameType, id: number, payload = ''): void {
-    this.#socket.cork()
-    writeFrame(this.#socket, type, id, payload)
-    this.#socket.uncork()
+    writeFrame(this.#socket, this.#arena, type, id, payload)
+    this.#arena.flushed(this.#socket)
   }
 
   /** Sends one request; resolves with the response's head. The signal cancels it at the worker too. */

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { chunkData } from './sim-link.ts'
+import { type BuiltBytes, chunkData, chunkIn } from './sim-link.ts'
+import { WriteArena } from './write-arena.ts'
 
 /** Largest request body the simulator reads (SGLang's limit is far higher; ours only guards memory). */
 const MAX_BODY_BYTES = 64 * 1024 * 1024
@@ -46,6 +47,9 @@ export function startSse(res: ServerResponse, headers: Record<string, string> = 
   res.flushHeaders()
 }
 
+/** Memory for chunks written to clients' sockets, taken again once each has left (most leave at once). */
+const HTTP_ARENA = new WriteArena()
+
 /**
  * One SSE event exactly as SGLang frames it: `data: ` + compact JSON + blank line. Once an HTTP/1.1 stream's
  * head is on the wire, the event goes to the socket as one chunk of the chunked body, framed here: the response's
@@ -56,55 +60,47 @@ export function writeEvent(res: ServerResponse, payload: unknown): void {
   writeSse(res, `data: ${typeof payload === 'string' ? payload : JSON.stringify(payload)}\n\n`)
 }
 
-/** An SSE event already framed (`data: …` and the blank line), as writeEvent writes it. */
-export function writeSse(res: ServerResponse, event: string | Buffer): void {
-  if (res.writableEnded || res.destroyed) return
-  if (typeof event !== 'string') return void writeBody(res, event)
-  const socket = chunkedSocket(res)
-  if (socket !== undefined) socket.write(`${Buffer.byteLength(event).toString(16)}\r\n${event}\r\n`)
-  else res.write(event)
-}
-
 /**
- * Bytes of a response body (an event built as bytes) as one chunk of the chunked body, framed as writeEvent frames
- * an event; false when the client's socket is full (wait for its 'drain').
+ * An SSE event already framed (`data: …` and the blank line), as writeEvent writes it; or its bytes built in place
+ * (a /generate chunk), into the HTTP/1.1 chunk or the link frame that carries them.
  */
-export function writeBody(res: ServerResponse, bytes: Buffer): boolean {
-  if (res.writableEnded || res.destroyed) return true
+export function writeSse(res: ServerResponse, event: string | BuiltBytes): void {
+  if (res.writableEnded || res.destroyed) return
   const socket = chunkedSocket(res)
-  if (socket === undefined) return res.write(bytes)
-  const size = `${bytes.length.toString(16)}\r\n`
-  if (bytes.length > COPY_UP_TO) {
-    // a long chunk (a late one of /generate's cumulative stream) is not copied: its size line, it and the CRLF
-    // leave corked, in one system call
-    socket.cork()
-    socket.write(size, 'latin1')
-    socket.write(bytes)
-    const ok = socket.write(CRLF)
-    socket.uncork()
-    return ok
+  if (typeof event === 'string') {
+    if (socket !== undefined) socket.write(`${Buffer.byteLength(event).toString(16)}\r\n${event}\r\n`)
+    else res.write(event)
+    return
   }
-  // one buffer, one write: the frame's pieces as three writes cost the stream machinery three times
-  const framed = Buffer.allocUnsafe(size.length + bytes.length + 2)
-  framed.write(size, 0, 'latin1')
-  bytes.copy(framed, size.length)
-  framed.write('\r\n', size.length + bytes.length, 'latin1')
-  return socket.write(framed)
+  const linked = res as Partial<{ writeBuilt(bytes: BuiltBytes): boolean }>
+  if (linked.writeBuilt !== undefined) return void linked.writeBuilt(event)
+  const length = event.length
+  if (socket === undefined) {
+    const bytes = Buffer.allocUnsafe(length)
+    event.writeInto(bytes, 0)
+    return void res.write(bytes)
+  }
+  const chunk = chunkIn(HTTP_ARENA, length)
+  event.writeInto(chunk, chunk.length - 2 - length)
+  socket.write(chunk)
+  HTTP_ARENA.written(chunk, socket)
 }
 
 /**
  * A body piece that is already one HTTP/1.1 chunk (the simulator link's framed data) passed on: to a chunked
- * response's socket as it is, else unframed through the response.
+ * response's socket as it is, else unframed through the response. True when the response still holds the piece
+ * (it waits in a queue), so the caller must not reuse its memory.
  */
 export function writeChunk(res: ServerResponse, chunk: Buffer): boolean {
-  if (res.writableEnded || res.destroyed) return true
+  if (res.writableEnded || res.destroyed) return false
   const socket = chunkedSocket(res)
-  return socket === undefined ? res.write(chunkData(chunk)) : socket.write(chunk)
+  if (socket === undefined) {
+    res.write(chunkData(chunk))
+    return true
+  }
+  socket.write(chunk)
+  return socket.writableLength > 0
 }
-
-/** Chunks up to this many bytes are copied into one framed buffer; longer ones are written beside their framing. */
-const COPY_UP_TO = 2048
-const CRLF = Buffer.from('\r\n')
 
 /** The socket of an HTTP/1.1 chunked response whose head is on the wire: a chunk may go to it, framed by us. */
 function chunkedSocket(res: ServerResponse): NonNullable<ServerResponse['socket']> | undefined {

@@ -1,4 +1,5 @@
 import type { Socket } from 'node:net'
+import type { WriteArena } from './write-arena.ts'
 
 /**
  * The simulator's own link between its router and its workers. A simulated worker announces a Unix socket at
@@ -24,43 +25,84 @@ export type FrameType = (typeof FRAME)[keyof typeof FRAME]
 
 const HEADER_BYTES = 9
 
-/** A frame's header, for a payload of `length` bytes. */
-export function frameHeader(type: FrameType, id: number, length: number): Buffer {
-  const header = Buffer.allocUnsafe(HEADER_BYTES)
-  header.writeUInt32BE(length, 0)
-  header.writeUInt32BE(id, 4)
-  header.writeUInt8(type, 8)
-  return header
-}
-
-/** Writes one frame (its header, then its payload) to `socket`; whoever calls it decides when the socket is corked. */
-export function writeFrame(socket: Socket, type: FrameType, id: number, payload: string | Buffer = ''): void {
-  if (socket.destroyed) return
-  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length
-  socket.write(frameHeader(type, id, length))
-  if (length > 0) socket.write(payload)
+/** Body bytes built in place: their length, then written into the room given them (a chunk's, a frame's). */
+export interface BuiltBytes {
+  readonly length: number
+  /** Writes the bytes into `into` from `at`. */
+  writeInto(into: Buffer, at: number): void
 }
 
 /**
- * A data frame whose payload is already one HTTP/1.1 chunk (`size CRLF bytes CRLF`), built in one buffer and sent
- * in one write: the router writes the payload to its client's chunked response as it is, with no framing of its
- * own.
+ * Writes one frame (its header, then its payload) to `socket` in one piece of `arena`'s memory; whoever calls it
+ * decides when the socket is corked and tells the arena when its pieces were written.
  */
-export function writeChunkFrame(socket: Socket, id: number, data: string | Buffer): void {
+export function writeFrame(
+  socket: Socket,
+  arena: WriteArena,
+  type: FrameType,
+  id: number,
+  payload: string | Buffer = '',
+): void {
+  if (socket.destroyed) return
+  const length = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length
+  const frame = arena.take(HEADER_BYTES + length)
+  writeHeader(frame, type, id, length)
+  if (typeof payload === 'string') frame.write(payload, HEADER_BYTES, 'utf8')
+  else payload.copy(frame, HEADER_BYTES)
+  socket.write(frame)
+}
+
+/**
+ * A data frame whose payload is one HTTP/1.1 chunk (`size CRLF bytes CRLF`), built in place in `arena`'s memory and
+ * sent in one write: the router writes the payload to its client's chunked response as it is, with no framing of
+ * its own.
+ */
+export function writeChunkFrame(
+  socket: Socket,
+  arena: WriteArena,
+  id: number,
+  data: string | Buffer | BuiltBytes,
+): void {
   if (socket.destroyed) return
   const length = typeof data === 'string' ? Buffer.byteLength(data) : data.length
   if (length === 0) return
-  const size = `${length.toString(16)}\r\n`
-  const payload = size.length + length + 2
-  const frame = Buffer.allocUnsafe(HEADER_BYTES + payload)
-  frame.writeUInt32BE(payload, 0)
-  frame.writeUInt32BE(id, 4)
-  frame.writeUInt8(FRAME.data, 8)
-  let at = HEADER_BYTES + frame.write(size, HEADER_BYTES, 'latin1')
-  at += typeof data === 'string' ? frame.write(data, at, 'utf8') : data.copy(frame, at)
-  frame.write('\r\n', at, 'latin1')
-  socket.write(frame)
+  const chunk = chunkIn(arena, length, HEADER_BYTES)
+  writeHeader(chunk, FRAME.data, id, chunk.length - HEADER_BYTES)
+  const at = chunk.length - 2 - length
+  if (typeof data === 'string') chunk.write(data, at, 'utf8')
+  else if (Buffer.isBuffer(data)) data.copy(chunk, at)
+  else data.writeInto(chunk, at)
+  socket.write(chunk)
 }
+
+function writeHeader(frame: Buffer, type: FrameType, id: number, length: number): void {
+  frame.writeUInt32BE(length, 0)
+  frame.writeUInt32BE(id, 4)
+  frame.writeUInt8(type, 8)
+}
+
+/**
+ * Room in `arena` for an HTTP/1.1 chunk of `length` body bytes, after `headroom` bytes (a frame's header): the
+ * chunk's size line and closing CRLF are written; its body goes at `chunk.length - 2 - length`.
+ */
+export function chunkIn(arena: WriteArena, length: number, headroom = 0): Buffer {
+  let digits = 1
+  while (length >= 16 ** digits) digits++
+  const total = headroom + digits + 2 + length + 2
+  const chunk = arena.take(total)
+  // the size in hex, written digit by digit: no string for it
+  for (let i = headroom + digits - 1, n = length; i >= headroom; i--, n = Math.floor(n / 16))
+    chunk[i] = HEX[n % 16] as number
+  chunk[headroom + digits] = CR
+  chunk[headroom + digits + 1] = LF
+  chunk[total - 2] = CR
+  chunk[total - 1] = LF
+  return chunk
+}
+
+const HEX = Buffer.from('0123456789abcdef')
+const CR = 13
+const LF = 10
 
 /** The bytes of one HTTP/1.1 chunk (`size CRLF bytes CRLF`): what a data frame carries. */
 export function chunkData(chunk: Buffer): Buffer {
@@ -87,6 +129,7 @@ export class FrameReader {
       this.#onFrame(buf.readUInt8(at + 8) as FrameType, buf.readUInt32BE(at + 4), buf.subarray(at + HEADER_BYTES, end))
       at = end
     }
-    this.#pending = at === buf.length ? undefined : buf.subarray(at)
+    // copied: the bytes read may be memory the next read reuses (the router's link reads into one buffer)
+    this.#pending = at === buf.length ? undefined : Buffer.from(buf.subarray(at))
   }
 }

@@ -1,4 +1,5 @@
 import { expect, test } from 'vitest'
+import type { BuiltBytes } from '../shared/sim-link.ts'
 import { GeneratePayloads } from './generation-stream.ts'
 import type { SimRequest } from './sim-request.ts'
 import { resolveWorkerConfig } from './worker-config.ts'
@@ -26,6 +27,14 @@ const request = (): SimRequest => ({
   listener: { onTokens: () => {}, onFinish: () => {} },
 })
 
+/** A chunk's bytes as its writer would put them on the wire. */
+const text = (chunk: string | BuiltBytes): string => {
+  if (typeof chunk === 'string') return chunk
+  const bytes = Buffer.alloc(chunk.length)
+  chunk.writeInto(bytes, 0)
+  return bytes.toString('utf8')
+}
+
 const state = (flags: string[]): WorkerState =>
   ({ config: resolveWorkerConfig([...flags, '--random-seed', '7']) }) as unknown as WorkerState
 
@@ -45,7 +54,7 @@ test.each([
   for (let n = 1; n <= 39; n++) {
     a.generated = n
     b.generated = n
-    const joined = String(fast.chunk(a))
+    const joined = text(fast.chunk(a))
     const whole = `data: ${JSON.stringify(slow.payload(b, undefined))}\n\n`
     // the first chunk carries its own send instant, taken at each call
     if (n === 1) expect(Object.keys(JSON.parse(joined.slice(6)))).toEqual(Object.keys(JSON.parse(whole.slice(6))))

@@ -1,4 +1,5 @@
 import { epochNowMs } from '../../common/clock.ts'
+import type { BuiltBytes } from '../shared/sim-link.ts'
 import { firstSentKey, type TimingContext, timingFields } from './meta-info.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'
 import { hashString, outputToken } from './sim-tokenizer.ts'
@@ -88,6 +89,45 @@ export class GenerationOutput {
 const TEXT_OPEN = Buffer.from('data: {"text":"')
 const IDS_OPEN = Buffer.from('","output_ids":[')
 
+/** A middle chunk of the cumulative /generate stream, as bytes copied together from what is kept of it. */
+class SteadyChunk implements BuiltBytes {
+  readonly #out: GenerationOutput
+  /** What stays the same in every chunk from the second to the last but one, around completion_tokens. */
+  readonly #head: Buffer
+  readonly #tail: Buffer
+  /** completion_tokens, as text. */
+  count = ''
+
+  constructor(out: GenerationOutput, head: Buffer, tail: Buffer) {
+    this.#out = out
+    this.#head = head
+    this.#tail = tail
+  }
+
+  get length(): number {
+    const out = this.#out
+    return (
+      TEXT_OPEN.length +
+      out.textJson.length +
+      IDS_OPEN.length +
+      out.idsJson.length +
+      this.#head.length +
+      this.count.length +
+      this.#tail.length
+    )
+  }
+
+  writeInto(event: Buffer, from: number): void {
+    let at = from + TEXT_OPEN.copy(event, from)
+    at = this.#out.textJson.copyTo(event, at)
+    at += IDS_OPEN.copy(event, at)
+    at = this.#out.idsJson.copyTo(event, at)
+    at += this.#head.copy(event, at)
+    at += event.write(this.count, at, 'latin1')
+    this.#tail.copy(event, at)
+  }
+}
+
 /** Builds /generate payloads (chunks and the non-streamed body) in SGLang's shape. */
 export class GeneratePayloads {
   readonly #state: WorkerState
@@ -95,9 +135,8 @@ export class GeneratePayloads {
   readonly #out: GenerationOutput
   readonly #ridJson: string
   #first = true
-  /** What stays the same in every chunk from the second to the last but one, around completion_tokens. */
-  #metaHead: Buffer | undefined
-  #steadyTail: Buffer | undefined
+  /** Every chunk from the second to the last but one: made with the first. */
+  #steady: SteadyChunk | undefined
 
   constructor(state: WorkerState, rid: string, dispatchedEpoch: number) {
     this.#state = state
@@ -120,20 +159,22 @@ export class GeneratePayloads {
   /**
    * One chunk as its SSE event (`data: …` and the blank line). A middle chunk of the default cumulative stream
    * (neither the first nor the last) is copied together from kept bytes, with the same keys in the same order as
-   * the object `payload` gives: it is what a busy worker sends tens of thousands of times a second.
+   * the object `payload` gives: it is what a busy worker sends tens of thousands of times a second. Its bytes are
+   * written straight into the chunk that carries them (BuiltBytes), with no buffer of their own.
    */
-  chunk(req: SimRequest): string | Buffer {
-    if (this.#first || this.#steadyTail === undefined) {
+  chunk(req: SimRequest): string | BuiltBytes {
+    if (this.#first || this.#steady === undefined) {
       const json = JSON.stringify(this.payload(req, undefined))
       const timing = JSON.stringify(timingFields(req, this.#timing, false)).slice(1, -1)
-      this.#steadyTail = Buffer.from(
-        `,"cached_tokens":${req.cachedTokens}${timing === '' ? '' : `,${timing}`}}}\n\n`,
-        'latin1',
-      )
-      this.#metaHead = Buffer.from(
+      const head = Buffer.from(
         `],"meta_info":{"id":${this.#ridJson},"finish_reason":null,"prompt_tokens":${req.promptIds.length},` +
           '"weight_version":"default","num_retractions":0,"reasoning_tokens":0,"completion_tokens":',
       )
+      const tail = Buffer.from(
+        `,"cached_tokens":${req.cachedTokens}${timing === '' ? '' : `,${timing}`}}}\n\n`,
+        'latin1',
+      )
+      this.#steady = new SteadyChunk(this.#out, head, tail)
       return `data: ${json}\n\n`
     }
     if (this.#state.config.incremental) {
@@ -141,27 +182,8 @@ export class GeneratePayloads {
       return `data: ${JSON.stringify(delta)}\n\n`
     }
     this.#out.catchUp(req.generated)
-    const out = this.#out
-    const head = this.#metaHead as Buffer
-    const tail = this.#steadyTail
-    const count = String(req.generated)
-    const event = Buffer.allocUnsafe(
-      TEXT_OPEN.length +
-        out.textJson.length +
-        IDS_OPEN.length +
-        out.idsJson.length +
-        head.length +
-        count.length +
-        tail.length,
-    )
-    let at = TEXT_OPEN.copy(event, 0)
-    at = out.textJson.copyTo(event, at)
-    at += IDS_OPEN.copy(event, at)
-    at = out.idsJson.copyTo(event, at)
-    at += head.copy(event, at)
-    at += event.write(count, at, 'latin1')
-    tail.copy(event, at)
-    return event
+    this.#steady.count = String(req.generated)
+    return this.#steady
   }
 
   #meta(req: SimRequest, finish: FinishReason | undefined): Record<string, unknown> {

@@ -5,7 +5,8 @@ import { createServer, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { FRAME, FrameReader, type FrameType, writeChunkFrame, writeFrame } from '../shared/sim-link.ts'
+import { type BuiltBytes, FRAME, FrameReader, type FrameType, writeChunkFrame, writeFrame } from '../shared/sim-link.ts'
+import { WriteArena } from '../shared/write-arena.ts'
 
 export interface RouterLink {
   /** The Unix socket the worker's /llmperf/sim_link announces. */
@@ -13,9 +14,13 @@ export interface RouterLink {
   close(): void
 }
 
-/** One connection from a router: its frames out leave together, once per turn of the event loop. */
+/**
+ * One connection from a router: its frames out leave together, once per turn of the event loop, built in memory
+ * that is taken again once they have left.
+ */
 class LinkConnection {
   readonly #socket: Socket
+  readonly #arena = new WriteArena()
   #corked = false
 
   constructor(socket: Socket) {
@@ -25,14 +30,14 @@ class LinkConnection {
   send(type: FrameType, id: number, payload: string | Buffer = ''): void {
     if (this.#socket.destroyed) return
     this.#cork()
-    writeFrame(this.#socket, type, id, payload)
+    writeFrame(this.#socket, this.#arena, type, id, payload)
   }
 
   /** Body bytes as one HTTP/1.1 chunk, in one buffer: the router passes them to its client as they are. */
-  sendChunk(id: number, data: string | Buffer): void {
+  sendChunk(id: number, data: string | Buffer | BuiltBytes): void {
     if (this.#socket.destroyed) return
     this.#cork()
-    writeChunkFrame(this.#socket, id, data)
+    writeChunkFrame(this.#socket, this.#arena, id, data)
   }
 
   #cork(): void {
@@ -43,6 +48,7 @@ class LinkConnection {
       process.nextTick(() => {
         this.#corked = false
         this.#socket.uncork()
+        this.#arena.flushed(this.#socket)
       })
     }
   }
@@ -87,6 +93,11 @@ class LinkResponse extends EventEmitter {
   }
 
   write(chunk: string | Buffer): boolean {
+    return this.writeBuilt(chunk)
+  }
+
+  /** Body bytes built in place in the frame that carries them (writeSse). */
+  writeBuilt(chunk: string | Buffer | BuiltBytes): boolean {
     if (this.writableEnded || this.destroyed) return false
     this.flushHeaders()
     this.#conn.sendChunk(this.#id, chunk)
