@@ -111,3 +111,17 @@ function chunkedSocket(res: ServerResponse): NonNullable<ServerResponse['socket'
 export function endSse(res: ServerResponse): void {
   if (!res.writableEnded && !res.destroyed) res.end('data: [DONE]\n\n')
 }
+
+/**
+ * A stream's last events and its end, in one system call: `write` runs with the client's socket corked (the
+ * response's end flushes it), where each event was a write of its own.
+ */
+export function finishInOneWrite(res: ServerResponse, write: () => void): void {
+  const socket = chunkedSocket(res)
+  socket?.cork()
+  try {
+    write()
+  } finally {
+    if (socket !== undefined && socket.writableCorked > 0) socket.uncork()
+  }
+}

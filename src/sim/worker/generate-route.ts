@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { epochNowMs } from '../../common/clock.ts'
-import { endSse, readBody, sendJson, startSse, writeEvent, writeSse } from '../shared/http-util.ts'
+import { endSse, finishInOneWrite, readBody, sendJson, startSse, writeEvent, writeSse } from '../shared/http-util.ts'
 import { GeneratePayloads } from './generation-stream.ts'
 import type { FinishReason } from './sim-request.ts'
 import type { WorkerState } from './worker-state.ts'
@@ -57,8 +57,21 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   const problem = validate(body) ?? (state.engine.has(rid) ? `Duplicate request ID detected: ${rid}` : undefined)
   if (problem !== undefined) return fail(400, problem)
   const sp = (body['sampling_params'] ?? {}) as Body
-  const promptIds =
-    typeof body['text'] === 'string' ? state.tokenizer.encode(body['text']) : (body['input_ids'] as number[])
+  // the client may go away while its prompt is tokenized: nothing is queued for it then
+  let gone = false
+  res.once('close', () => {
+    gone = true
+  })
+  let promptIds: number[]
+  try {
+    promptIds = await state.prompts.prompt(
+      typeof body['text'] === 'string' ? body['text'] : (body['input_ids'] as number[]),
+    )
+  } catch (err) {
+    return fail(500, `Tokenization failed: ${(err as Error).message}`)
+  }
+  if (gone) return
+  if (state.engine.has(rid)) return fail(400, `Duplicate request ID detected: ${rid}`)
   const seq = state.keyOf(promptIds)
   if (state.injectsError(seq)) return fail(500, 'Internal server error (injected by --fault-error-rate)')
   const payloads = new GeneratePayloads(state, rid, epochNowMs() / 1000)
@@ -77,10 +90,12 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
       onFinish(r, reason: FinishReason) {
         done = true
         state.finished(r)
-        if (stream) {
-          writeEvent(res, payloads.payload(r, reason))
-          endSse(res)
-        } else sendJson(res, 200, payloads.payload(r, reason))
+        if (stream)
+          finishInOneWrite(res, () => {
+            writeSse(res, payloads.event(r, reason))
+            endSse(res)
+          })
+        else sendJson(res, 200, payloads.payload(r, reason))
       },
     },
   })

@@ -89,16 +89,22 @@ export class GenerationOutput {
 const TEXT_OPEN = Buffer.from('data: {"text":"')
 const IDS_OPEN = Buffer.from('","output_ids":[')
 
-/** A middle chunk of the cumulative /generate stream, as bytes copied together from what is kept of it. */
-class SteadyChunk implements BuiltBytes {
+const EMPTY = Buffer.alloc(0)
+
+/**
+ * An event of the cumulative /generate stream (`data: {"text":…,"output_ids":[…],"meta_info":{…}}` and the blank
+ * line), as bytes copied together from what is kept of the output: the text and ids so far, then the meta's bytes
+ * (`head`, completion_tokens as `count`, `tail`: a middle chunk's head and tail are the same from the second chunk
+ * to the last but one; the first and last chunks' meta is all head).
+ */
+class CumulativeChunk implements BuiltBytes {
   readonly #out: GenerationOutput
-  /** What stays the same in every chunk from the second to the last but one, around completion_tokens. */
   readonly #head: Buffer
   readonly #tail: Buffer
   /** completion_tokens, as text. */
   count = ''
 
-  constructor(out: GenerationOutput, head: Buffer, tail: Buffer) {
+  constructor(out: GenerationOutput, head: Buffer, tail = EMPTY) {
     this.#out = out
     this.#head = head
     this.#tail = tail
@@ -136,7 +142,7 @@ export class GeneratePayloads {
   readonly #ridJson: string
   #first = true
   /** Every chunk from the second to the last but one: made with the first. */
-  #steady: SteadyChunk | undefined
+  #steady: CumulativeChunk | undefined
 
   constructor(state: WorkerState, rid: string, dispatchedEpoch: number) {
     this.#state = state
@@ -164,7 +170,7 @@ export class GeneratePayloads {
    */
   chunk(req: SimRequest): string | BuiltBytes {
     if (this.#first || this.#steady === undefined) {
-      const json = JSON.stringify(this.payload(req, undefined))
+      const event = this.event(req, undefined)
       const timing = JSON.stringify(timingFields(req, this.#timing, false)).slice(1, -1)
       const head = Buffer.from(
         `],"meta_info":{"id":${this.#ridJson},"finish_reason":null,"prompt_tokens":${req.promptIds.length},` +
@@ -174,16 +180,27 @@ export class GeneratePayloads {
         `,"cached_tokens":${req.cachedTokens}${timing === '' ? '' : `,${timing}`}}}\n\n`,
         'latin1',
       )
-      this.#steady = new SteadyChunk(this.#out, head, tail)
-      return `data: ${json}\n\n`
+      this.#steady = new CumulativeChunk(this.#out, head, tail)
+      return event
     }
-    if (this.#state.config.incremental) {
-      const delta = this.payload(req, undefined)
-      return `data: ${JSON.stringify(delta)}\n\n`
-    }
+    if (this.#state.config.incremental) return this.event(req, undefined)
     this.#out.catchUp(req.generated)
     this.#steady.count = String(req.generated)
     return this.#steady
+  }
+
+  /**
+   * The first chunk or the last as its SSE event: in the default cumulative stream, the kept text and ids with
+   * the meta serialised (a 500-token answer's last event is ~7 KB, and JSON of the whole object cost a busy worker
+   * more than the rest of finishing the request); incremental, the delta's JSON.
+   */
+  event(req: SimRequest, finish: FinishReason | undefined): string | BuiltBytes {
+    if (this.#state.config.incremental) return `data: ${JSON.stringify(this.payload(req, finish))}\n\n`
+    this.#out.catchUp(req.generated)
+    return new CumulativeChunk(
+      this.#out,
+      Buffer.from(`],"meta_info":${JSON.stringify(this.#metaOf(req, finish))}}\n\n`),
+    )
   }
 
   #meta(req: SimRequest, finish: FinishReason | undefined): Record<string, unknown> {
@@ -200,11 +217,16 @@ export class GeneratePayloads {
     }
   }
 
-  /** The first chunk, the last and the non-streamed body, as an object. */
+  /** The non-streamed body, or an incremental stream's first and last chunks, as an object. */
   payload(req: SimRequest, finish: FinishReason | undefined): Record<string, unknown> {
     this.#out.catchUp(req.generated)
-    const incremental = this.#state.config.incremental
-    const delta = incremental ? this.#out.takeDelta() : undefined
+    const delta = this.#state.config.incremental ? this.#out.takeDelta() : undefined
+    const meta = this.#metaOf(req, finish)
+    return { text: delta?.text ?? this.#out.text, output_ids: delta?.ids ?? this.#out.ids, meta_info: meta }
+  }
+
+  /** meta_info of the first chunk, the last or the body: the first sent carries the instant it was sent. */
+  #metaOf(req: SimRequest, finish: FinishReason | undefined): Record<string, unknown> {
     const meta = this.#meta(req, finish)
     if (this.#first) {
       this.#first = false
@@ -213,6 +235,6 @@ export class GeneratePayloads {
       meta[firstSentKey(this.#timing.format)] = sent
     }
     if (finish !== undefined) meta['e2e_latency'] = (req.finishedEpoch ?? epochNowMs() / 1000) - req.createdEpoch
-    return { text: delta?.text ?? this.#out.text, output_ids: delta?.ids ?? this.#out.ids, meta_info: meta }
+    return meta
   }
 }

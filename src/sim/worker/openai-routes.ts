@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { epochNowMs } from '../../common/clock.ts'
-import { endSse, readBody, sendJson, startSse, writeEvent } from '../shared/http-util.ts'
+import { endSse, finishInOneWrite, readBody, sendJson, startSse, writeEvent } from '../shared/http-util.ts'
 import { GenerationOutput } from './generation-stream.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'
 import { CHAT_TEMPLATE_TOKENS } from './sim-tokenizer.ts'
@@ -19,17 +19,17 @@ const errorBody = (message: string, code: number): Body => ({
   code,
 })
 
-function promptIds(state: WorkerState, kind: Kind, body: Body): number[] | string {
+async function promptIds(state: WorkerState, kind: Kind, body: Body): Promise<number[] | string> {
   if (kind === 'completions') {
     const p = body['prompt']
-    if (typeof p === 'string') return state.tokenizer.encode(p)
-    if (Array.isArray(p) && p.length > 0 && p.every((x) => Number.isInteger(x))) return p as number[]
+    if (typeof p === 'string') return state.prompts.prompt(p)
+    if (Array.isArray(p) && p.length > 0 && p.every((x) => Number.isInteger(x))) return state.prompts.prompt(p)
     return 'prompt must be a string or a list of token ids.'
   }
   const messages = body['messages']
   if (!Array.isArray(messages) || messages.length === 0) return 'messages must be a non-empty list.'
   const text = messages.map((m: unknown) => String((m as Body)?.['content'] ?? '')).join(' ')
-  const ids = state.tokenizer.encode(text)
+  const ids = await state.prompts.prompt(text)
   return [...ids.slice(0, 1), ...Array.from({ length: CHAT_TEMPLATE_TOKENS }, (_, i) => 128_000 + i), ...ids.slice(1)]
 }
 
@@ -69,7 +69,18 @@ export async function handleOpenAi(
   } catch (err) {
     return sendJson(res, 400, errorBody(`Invalid JSON: ${(err as Error).message}`, 400))
   }
-  const ids = promptIds(state, kind, body)
+  // the client may go away while its prompt is tokenized: nothing is queued for it then
+  let gone = false
+  res.once('close', () => {
+    gone = true
+  })
+  let ids: number[] | string
+  try {
+    ids = await promptIds(state, kind, body)
+  } catch (err) {
+    return sendJson(res, 500, errorBody(`Tokenization failed: ${(err as Error).message}`, 500))
+  }
+  if (gone) return
   if (typeof ids === 'string') return sendJson(res, 400, errorBody(ids, 400))
   const stream = body['stream'] === true
   const includeUsage = (body['stream_options'] as Body | undefined)?.['include_usage'] === true
@@ -143,25 +154,27 @@ export async function handleOpenAi(
             metadata: { weight_version: 'default' },
           })
         }
-        if (kind === 'chat') {
-          sendDelta(r)
-          writeEvent(res, chunk({ delta: {}, finish_reason: finishReason, matched_stop: null }))
-        } else {
-          out.catchUp(r.generated)
-          if (!started) startSse(res)
-          started = true
-          writeEvent(res, chunk({ text: out.takeDelta().text, finish_reason: finishReason, matched_stop: null }))
-        }
-        if (includeUsage)
-          writeEvent(res, {
-            id: rid,
-            object,
-            created,
-            model,
-            choices: [],
-            usage: usage(r, state.config.enableCacheReport),
-          })
-        endSse(res)
+        finishInOneWrite(res, () => {
+          if (kind === 'chat') {
+            sendDelta(r)
+            writeEvent(res, chunk({ delta: {}, finish_reason: finishReason, matched_stop: null }))
+          } else {
+            out.catchUp(r.generated)
+            if (!started) startSse(res)
+            started = true
+            writeEvent(res, chunk({ text: out.takeDelta().text, finish_reason: finishReason, matched_stop: null }))
+          }
+          if (includeUsage)
+            writeEvent(res, {
+              id: rid,
+              object,
+              created,
+              model,
+              choices: [],
+              usage: usage(r, state.config.enableCacheReport),
+            })
+          endSse(res)
+        })
       },
     },
   })

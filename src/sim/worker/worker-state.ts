@@ -3,6 +3,7 @@ import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
 import { MAX_CATCH_UP_MS, SimEngine } from './engine.ts'
 import type { SimRequest, SimRequestListener } from './sim-request.ts'
 import { hashString, loadSimTokenizer, outputTokenId, type SimTokenizer } from './sim-tokenizer.ts'
+import { TokenizerThread } from './tokenizer-thread.ts'
 import type { WorkerConfig } from './worker-config.ts'
 import { WorkerMetrics } from './worker-metrics.ts'
 
@@ -28,6 +29,8 @@ export class WorkerState {
   readonly engine: SimEngine
   readonly metrics: WorkerMetrics | undefined
   readonly tokenizer: SimTokenizer
+  /** Request prompts, tokenized apart from the engine (as SGLang's tokenizer manager does). */
+  readonly prompts: TokenizerThread
   status: 'starting' | 'up' = 'starting'
   flushInProgress = false
   /** The Unix socket of the simulator's router link, once it listens. */
@@ -36,6 +39,7 @@ export class WorkerState {
   constructor(config: WorkerConfig) {
     this.config = config
     this.tokenizer = loadSimTokenizer(config.tokenizerPath, config.modelPath)
+    this.prompts = new TokenizerThread(config.tokenizerPath, config.modelPath)
     this.metrics = config.enableMetrics ? new WorkerMetrics(config.servedModelName) : undefined
     this.engine = new SimEngine(
       {
