@@ -57,3 +57,41 @@ test('over its capacity the least recently used leaves go first; a parent whose 
   expect(cache.size).toBe(0)
   expect(cache.match([9])).toBe(0)
 })
+
+test('over capacity, what was just inserted is found whole, nothing is found that was never inserted, and it fits', () => {
+  // sequences that share prefixes and split each other's edges, over small capacities: every insert evicts
+  let seed = 12345
+  const rand = (n: number): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0
+    return seed % n
+  }
+  const prefixes = Array.from({ length: 12 }, (_, p) => Array.from({ length: 1 + rand(20) }, (_, i) => p * 100 + i))
+  const sequence = (): number[] => [
+    ...(prefixes[rand(prefixes.length)] as number[]).slice(0, 1 + rand(20)),
+    ...Array.from({ length: rand(30) }, () => 1000 + rand(50)),
+  ]
+  const longestShared = (ids: number[], seen: number[][]): number => Math.max(0, ...seen.map((s) => common(s, ids)))
+  for (const capacity of [40, 150, 600]) {
+    const cache = new PrefixCache(capacity)
+    const seen: number[][] = []
+    for (let op = 0; op < 2000; op++) {
+      const ids = sequence()
+      if (rand(3) === 0) {
+        expect(cache.match(ids)).toBeLessThanOrEqual(longestShared(ids, seen))
+        continue
+      }
+      cache.insert(ids)
+      seen.push(ids)
+      expect(cache.size).toBeLessThanOrEqual(capacity)
+      // the branch its insert split off was touched in the same instant (as SGLang's insert does); it goes first
+      if (ids.length <= capacity) expect(cache.match(ids)).toBe(ids.length)
+    }
+  }
+})
+
+/** How many leading tokens two sequences share. */
+function common(a: readonly number[], b: readonly number[]): number {
+  let k = 0
+  while (k < a.length && k < b.length && a[k] === b[k]) k++
+  return k
+}
