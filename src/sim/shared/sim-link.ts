@@ -112,24 +112,63 @@ export function chunkData(chunk: Buffer): Buffer {
 
 /** Splits a byte stream into frames; a frame cut across reads waits for its rest. */
 export class FrameReader {
-  #pending: Buffer | undefined
+  /** A frame cut across reads: its bytes so far, in memory of its own size once its header is known. */
+  #cut: Buffer | undefined
+  #cutFilled = 0
   readonly #onFrame: (type: FrameType, id: number, payload: Buffer) => void
 
   constructor(onFrame: (type: FrameType, id: number, payload: Buffer) => void) {
     this.#onFrame = onFrame
   }
 
+  /**
+   * Whole frames are passed on as views of `bytes`; only a frame cut across reads is copied, and only its own
+   * bytes (joining the rest of a read to every next one copied whole reads, ~100 KB each for a busy router, and
+   * that churn of Buffer memory had V8 run a full GC several times a second). The bytes read may be memory the
+   * next read reuses (the router's link reads into one buffer), so nothing is kept of them but copies.
+   */
   push(bytes: Buffer): void {
-    const buf = this.#pending === undefined ? bytes : Buffer.concat([this.#pending, bytes])
-    let at = 0
-    while (buf.length - at >= HEADER_BYTES) {
-      const length = buf.readUInt32BE(at)
+    let at = this.#cut === undefined ? 0 : this.#completeCut(bytes)
+    while (bytes.length - at >= HEADER_BYTES) {
+      const length = bytes.readUInt32BE(at)
       const end = at + HEADER_BYTES + length
-      if (end > buf.length) break
-      this.#onFrame(buf.readUInt8(at + 8) as FrameType, buf.readUInt32BE(at + 4), buf.subarray(at + HEADER_BYTES, end))
+      if (end > bytes.length) break
+      this.#onFrame(
+        bytes.readUInt8(at + 8) as FrameType,
+        bytes.readUInt32BE(at + 4),
+        bytes.subarray(at + HEADER_BYTES, end),
+      )
       at = end
     }
-    // copied: the bytes read may be memory the next read reuses (the router's link reads into one buffer)
-    this.#pending = at === buf.length ? undefined : Buffer.from(buf.subarray(at))
+    if (at < bytes.length) this.#startCut(bytes.subarray(at))
+  }
+
+  #startCut(rest: Buffer): void {
+    const size = rest.length >= HEADER_BYTES ? HEADER_BYTES + rest.readUInt32BE(0) : HEADER_BYTES
+    this.#cut = Buffer.allocUnsafe(Math.max(size, rest.length))
+    this.#cutFilled = rest.copy(this.#cut)
+  }
+
+  /** Adds the start of `bytes` to the cut frame; passes it on once whole. Returns where the rest of `bytes` starts. */
+  #completeCut(bytes: Buffer): number {
+    let cut = this.#cut as Buffer
+    let at = 0
+    if (this.#cutFilled < HEADER_BYTES) {
+      at = bytes.copy(cut, this.#cutFilled, 0, HEADER_BYTES - this.#cutFilled)
+      this.#cutFilled += at
+      if (this.#cutFilled < HEADER_BYTES) return at
+      // the header is whole: room for the frame it announces
+      const whole = Buffer.allocUnsafe(HEADER_BYTES + cut.readUInt32BE(0))
+      cut.copy(whole, 0, 0, HEADER_BYTES)
+      cut = whole
+      this.#cut = whole
+    }
+    const taken = bytes.copy(cut, this.#cutFilled, at, at + cut.length - this.#cutFilled)
+    this.#cutFilled += taken
+    at += taken
+    if (this.#cutFilled < cut.length) return at
+    this.#cut = undefined
+    this.#onFrame(cut.readUInt8(8) as FrameType, cut.readUInt32BE(4), cut.subarray(HEADER_BYTES))
+    return at
   }
 }
