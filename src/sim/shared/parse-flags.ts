@@ -49,8 +49,9 @@ export function parseFlags<S extends z.ZodType>(
         `--help\` for the flags.`,
     ])
   }
+  // a flag this command uses (the worker's --tokenizer-path, --enable-cache-report) is not ignored, though listed
   const ignored = Object.keys(IGNORED_SGLANG_FLAGS)
-    .filter((k) => values[k] !== undefined)
+    .filter((k) => spec[k] === undefined && values[k] !== undefined)
     .map((k) => `--${k}`)
   const camel = Object.fromEntries(
     Object.entries(values)
