@@ -8,7 +8,7 @@ import type { WorkerState } from './worker-state.ts'
 export function modelInfo(state: WorkerState): Record<string, unknown> {
   return {
     model_path: state.config.modelPath,
-    tokenizer_path: state.tokenizer.path,
+    tokenizer_path: state.tokenizerPath,
     is_generation: true,
     preferred_sampling_params: null,
     weight_version: 'default',

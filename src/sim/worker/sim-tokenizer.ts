@@ -22,17 +22,16 @@ export interface SimTokenizer {
   decode(ids: readonly number[]): string
 }
 
-/** As SGLang: --tokenizer-path, else the model directory's tokenizer.json, else the bundled one. */
-export function loadSimTokenizer(tokenizerPath: string | undefined, modelPath: string): SimTokenizer {
+/** Where the tokenizer is, as SGLang: --tokenizer-path, else the model directory's tokenizer.json, else the bundled. */
+export function simTokenizerPath(tokenizerPath: string | undefined, modelPath: string): string {
   const inModel = join(modelPath, 'tokenizer.json')
-  const path =
-    tokenizerPath === undefined
-      ? existsSync(inModel)
-        ? inModel
-        : BUNDLED_TOKENIZER
-      : tokenizerPath.endsWith('.json')
-        ? tokenizerPath
-        : join(tokenizerPath, 'tokenizer.json')
+  if (tokenizerPath === undefined) return existsSync(inModel) ? inModel : BUNDLED_TOKENIZER
+  return tokenizerPath.endsWith('.json') ? tokenizerPath : join(tokenizerPath, 'tokenizer.json')
+}
+
+/** The tokenizer simTokenizerPath finds, loaded. */
+export function loadSimTokenizer(tokenizerPath: string | undefined, modelPath: string): SimTokenizer {
+  const path = simTokenizerPath(tokenizerPath, modelPath)
   const configPath = join(dirname(path), 'tokenizer_config.json')
   const config: unknown = existsSync(configPath) ? JSON.parse(readFileSync(configPath, 'utf8')) : {}
   const tokenizer = new Tokenizer(JSON.parse(readFileSync(path, 'utf8')) as object, config as object)

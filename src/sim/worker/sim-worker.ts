@@ -62,6 +62,8 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
   )
   if (config.ignored.length > 0) log(`Ignored by the simulator: ${config.ignored.join(' ')}`)
   log('Load weight begin (simulated).')
+  // a tokenizer that cannot load fails the start, before the port is open, as SGLang's would
+  await state.prompts.loaded
   await sleep(config.startupDelay)
   if (config.faultCrashAtStart !== undefined) {
     process.stderr.write(`${config.faultCrashAtStart}\n`)

@@ -28,17 +28,17 @@ export async function handleTokenize(
     const tokens = body['tokens']
     if (!Array.isArray(tokens) || !tokens.every((t) => Number.isInteger(t)))
       return invalid(res, 'tokens must be a list of integers.')
-    return sendJson(res, 200, { text: state.tokenizer.decode(tokens as number[]) })
+    return sendJson(res, 200, { text: await state.prompts.decode(tokens as number[]) })
   }
   const prompt = body['prompt']
   const special = body['add_special_tokens'] !== false
   const maxModelLen = state.config.profile.contextLength
   if (typeof prompt === 'string') {
-    const tokens = state.tokenizer.encode(prompt, special)
+    const tokens = await state.prompts.encode(prompt, special)
     return sendJson(res, 200, { tokens, count: tokens.length, max_model_len: maxModelLen })
   }
   if (Array.isArray(prompt) && prompt.every((p) => typeof p === 'string')) {
-    const tokens = (prompt as string[]).map((p) => state.tokenizer.encode(p, special))
+    const tokens = await Promise.all((prompt as string[]).map((p) => state.prompts.encode(p, special)))
     return sendJson(res, 200, { tokens, count: tokens.map((t) => t.length), max_model_len: maxModelLen })
   }
   return invalid(res, 'prompt must be a string or a list of strings.')

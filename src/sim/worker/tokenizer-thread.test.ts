@@ -28,3 +28,15 @@ test('prompts tokenized in the thread are what the tokenizer gives, resolved in 
   expect(order).toEqual(texts.flatMap((_, i) => [`text ${i}`, `ids ${i}`]))
   expect(await thread.prompt('no specials', false)).toEqual(local.encode('no specials', false))
 })
+
+test('a tokenizer that cannot load says why, so the worker fails its start; /detokenize decodes in the thread', async () => {
+  await expect(new TokenizerThread('/nonexistent/tokenizer.json', '/nonexistent-model').loaded).rejects.toThrow(
+    /cannot load the tokenizer: .*nonexistent/,
+  )
+  const thread = new TokenizerThread(BUNDLED_TOKENIZER, '/nonexistent-model')
+  await thread.loaded
+  const local = loadSimTokenizer(BUNDLED_TOKENIZER, '/nonexistent-model')
+  const ids = local.encode('a café by the harbor')
+  expect(await thread.decode(ids)).toBe(local.decode(ids))
+  expect(await thread.encode('a café', false)).toEqual(local.encode('a café', false))
+})

@@ -2,7 +2,7 @@ import { epochNowMs } from '../../common/clock.ts'
 import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
 import { MAX_CATCH_UP_MS, SimEngine } from './engine.ts'
 import type { SimRequest, SimRequestListener } from './sim-request.ts'
-import { hashString, loadSimTokenizer, outputTokenId, type SimTokenizer } from './sim-tokenizer.ts'
+import { hashString, outputTokenId, simTokenizerPath } from './sim-tokenizer.ts'
 import { TokenizerThread } from './tokenizer-thread.ts'
 import type { WorkerConfig } from './worker-config.ts'
 import { WorkerMetrics } from './worker-metrics.ts'
@@ -28,8 +28,12 @@ export class WorkerState {
   readonly config: WorkerConfig
   readonly engine: SimEngine
   readonly metrics: WorkerMetrics | undefined
-  readonly tokenizer: SimTokenizer
-  /** Request prompts, tokenized apart from the engine (as SGLang's tokenizer manager does). */
+  /** Where the tokenizer is (/get_model_info). */
+  readonly tokenizerPath: string
+  /**
+   * The tokenizer, in a thread apart from the engine (as SGLang's tokenizer manager): request prompts, /tokenize and
+   * /detokenize. One copy per worker (a model's tokenizer.json can be large).
+   */
   readonly prompts: TokenizerThread
   status: 'starting' | 'up' = 'starting'
   flushInProgress = false
@@ -38,7 +42,7 @@ export class WorkerState {
 
   constructor(config: WorkerConfig) {
     this.config = config
-    this.tokenizer = loadSimTokenizer(config.tokenizerPath, config.modelPath)
+    this.tokenizerPath = simTokenizerPath(config.tokenizerPath, config.modelPath)
     this.prompts = new TokenizerThread(config.tokenizerPath, config.modelPath)
     this.metrics = config.enableMetrics ? new WorkerMetrics(config.servedModelName) : undefined
     this.engine = new SimEngine(
