@@ -108,6 +108,24 @@ function chunkedSocket(res: ServerResponse): NonNullable<ServerResponse['socket'
   return res.headersSent && res.chunkedEncoding && socket !== null && !socket.destroyed ? socket : undefined
 }
 
+/**
+ * `work`'s value once done, or undefined when the client went away meanwhile (nothing is to be queued for it then).
+ * The work is awaited either way: a prompt still leaves the tokenizer's queue in its turn.
+ */
+export async function unlessClientLeft<T>(res: ServerResponse, work: Promise<T>): Promise<T | undefined> {
+  let left = false
+  const onClose = (): void => {
+    left = true
+  }
+  res.once('close', onClose)
+  try {
+    const value = await work
+    return left ? undefined : value
+  } finally {
+    res.off('close', onClose)
+  }
+}
+
 export function endSse(res: ServerResponse): void {
   if (!res.writableEnded && !res.destroyed) res.end('data: [DONE]\n\n')
 }

@@ -1,7 +1,16 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { epochNowMs } from '../../common/clock.ts'
-import { endSse, finishInOneWrite, readBody, sendJson, startSse, writeEvent, writeSse } from '../shared/http-util.ts'
+import {
+  endSse,
+  finishInOneWrite,
+  readBody,
+  sendJson,
+  startSse,
+  unlessClientLeft,
+  writeEvent,
+  writeSse,
+} from '../shared/http-util.ts'
 import { GeneratePayloads } from './generation-stream.ts'
 import type { FinishReason } from './sim-request.ts'
 import type { WorkerState } from './worker-state.ts'
@@ -57,20 +66,16 @@ export async function handleGenerate(state: WorkerState, req: IncomingMessage, r
   const problem = validate(body) ?? (state.engine.has(rid) ? `Duplicate request ID detected: ${rid}` : undefined)
   if (problem !== undefined) return fail(400, problem)
   const sp = (body['sampling_params'] ?? {}) as Body
-  // the client may go away while its prompt is tokenized: nothing is queued for it then
-  let gone = false
-  res.once('close', () => {
-    gone = true
-  })
-  let promptIds: number[]
+  let promptIds: number[] | undefined
   try {
-    promptIds = await state.prompts.prompt(
-      typeof body['text'] === 'string' ? body['text'] : (body['input_ids'] as number[]),
+    promptIds = await unlessClientLeft(
+      res,
+      state.prompts.prompt(typeof body['text'] === 'string' ? body['text'] : (body['input_ids'] as number[])),
     )
   } catch (err) {
     return fail(500, `Tokenization failed: ${(err as Error).message}`)
   }
-  if (gone) return
+  if (promptIds === undefined) return
   if (state.engine.has(rid)) return fail(400, `Duplicate request ID detected: ${rid}`)
   const seq = state.keyOf(promptIds)
   if (state.injectsError(seq)) return fail(500, 'Internal server error (injected by --fault-error-rate)')

@@ -2,7 +2,7 @@ import { epochNowMs } from '../../common/clock.ts'
 import type { BuiltBytes } from '../shared/sim-link.ts'
 import { firstSentKey, type TimingContext, timingFields } from './meta-info.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'
-import { hashString, outputToken } from './sim-tokenizer.ts'
+import { hashString, outputToken, outputTokenId } from './sim-tokenizer.ts'
 import type { WorkerState } from './worker-state.ts'
 
 /** Bytes that grow at the end, with room doubling: a chunk copies what it needs of them, never encodes them again. */
@@ -97,7 +97,7 @@ export class GenerationOutput {
 
   #idsOf(from: number, to: number): number[] {
     const ids: number[] = []
-    for (let p = from; p < to; p++) ids.push(outputToken(this.#seed, this.#hash, p).id)
+    for (let p = from; p < to; p++) ids.push(outputTokenId(this.#seed, this.#hash, p))
     return ids
   }
 

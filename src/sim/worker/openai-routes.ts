@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { epochNowMs } from '../../common/clock.ts'
-import { endSse, finishInOneWrite, readBody, sendJson, startSse, writeEvent } from '../shared/http-util.ts'
+import {
+  endSse,
+  finishInOneWrite,
+  readBody,
+  sendJson,
+  startSse,
+  unlessClientLeft,
+  writeEvent,
+} from '../shared/http-util.ts'
 import { GenerationOutput } from './generation-stream.ts'
 import type { FinishReason, SimRequest } from './sim-request.ts'
 import { CHAT_TEMPLATE_TOKENS } from './sim-tokenizer.ts'
@@ -69,18 +77,13 @@ export async function handleOpenAi(
   } catch (err) {
     return sendJson(res, 400, errorBody(`Invalid JSON: ${(err as Error).message}`, 400))
   }
-  // the client may go away while its prompt is tokenized: nothing is queued for it then
-  let gone = false
-  res.once('close', () => {
-    gone = true
-  })
-  let ids: number[] | string
+  let ids: number[] | string | undefined
   try {
-    ids = await promptIds(state, kind, body)
+    ids = await unlessClientLeft(res, promptIds(state, kind, body))
   } catch (err) {
     return sendJson(res, 500, errorBody(`Tokenization failed: ${(err as Error).message}`, 500))
   }
-  if (gone) return
+  if (ids === undefined) return
   if (typeof ids === 'string') return sendJson(res, 400, errorBody(ids, 400))
   const stream = body['stream'] === true
   const includeUsage = (body['stream_options'] as Body | undefined)?.['include_usage'] === true
