@@ -141,7 +141,7 @@ test('/health is always 200; /readiness is 503 until a worker is healthy', async
   }
 })
 
-test('a client that reads slowly gets every byte its worker sent, while the router reads on for the others', async () => {
+test('a slow-reading client gets every byte its worker sent, while the router reads on for the others', async () => {
   // the router reads its link into memory it reuses: a chunk still queued for a slow client must not be overwritten
   const worker = await startSimWorker(['--speed', '16'], 'streams')
   const router = await startSimRouter([worker.url], ['--policy', 'round_robin'])

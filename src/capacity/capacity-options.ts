@@ -13,7 +13,10 @@ export const searchSchema = z
   .strictObject({
     /** The lowest rate tried (req/s): the search starts here. @default 1 */
     min: positive('req/s').default(1),
-    /** The highest rate tried (req/s): a deployment that sustains it is reported as sustaining at least it. @default 1000 */
+    /**
+     * The highest rate tried (req/s): a deployment that sustains it is reported as sustaining at least it.
+     * @default 1000
+     */
     max: positive('req/s').default(1000),
     /** Stop when the bracket [last pass, first fail] is within this fraction of its lower end. @default 0.05 */
     precision: z
@@ -21,9 +24,15 @@ export const searchSchema = z
       .gt(0, { error: 'expected a fraction between 0 and 1' })
       .lt(1, { error: 'expected a fraction between 0 and 1' })
       .default(0.05),
-    /** Each step's length in seconds of arrivals (lengthened where the SLO's percentiles need more samples). @default 30 */
+    /**
+     * Each step's length in seconds of arrivals (lengthened where the SLO's percentiles need more samples).
+     * @default 30
+     */
     stepDurationS: positive('seconds').default(30),
-    /** A step is lengthened at most to this; a percentile that still lacks samples stops the search. @default 4 × stepDurationS */
+    /**
+     * A step is lengthened at most to this; a percentile that still lacks samples stops the search.
+     * @default 4 × stepDurationS
+     */
     maxStepDurationS: positive('seconds').optional(),
     /** The search stops after this many runs (repeats included), saying so. @default 20 */
     maxSteps: z
@@ -32,12 +41,18 @@ export const searchSchema = z
       .default(20),
     /** While no step has failed, each step's rate is the last one's times this. @default 2 */
     growth: z.number({ error: 'expected a number above 1' }).gt(1, { error: 'expected a number above 1' }).default(2),
-    /** Arrivals of each step's first seconds are left out of its statistics (the server starts empty). @default 20 % of the step */
+    /**
+     * Arrivals of each step's first seconds are left out of its statistics (the server starts empty).
+     * @default 20 % of the step
+     */
     rampS: z
       .number({ error: 'expected seconds, 0 or more' })
       .nonnegative({ error: 'expected seconds, 0 or more' })
       .optional(),
-    /** Extra runs at a rate whose interval straddles a limit, pooled with the first, before deciding without confidence. @default 2 */
+    /**
+     * Extra runs at a rate whose interval straddles a limit, pooled with the first, before deciding without confidence.
+     * @default 2
+     */
     repeats: z
       .int({ error: 'expected an integer from 0' })
       .nonnegative({ error: 'expected an integer from 0' })
@@ -66,7 +81,9 @@ export const searchSchema = z
 export type SearchOptions = z.input<typeof searchSchema>
 export type ResolvedSearch = z.output<typeof searchSchema> & { rampS: number; maxStepDurationS: number }
 
-/** findCapacity's options: benchRequests' (less `rate` and `requests`, which the search sets), an SLO and the search. */
+/**
+ * findCapacity's options: benchRequests' (less `rate` and `requests`, which the search sets), an SLO and the search.
+ */
 export type CapacityOptions = Omit<BenchOptions, 'rate' | 'requests' | 'slo'> & {
   slo: SloSpec
   search?: SearchOptions

@@ -47,11 +47,18 @@ export interface CapacityResult {
   limitingObjective: string | null
   /** Whether both ends of the bracket were decided with confidence. */
   decidedWithConfidence: boolean
-  /** Why the search ended: the bracket within precision, search.max passed, search.min failed, or why it stopped early. */
+  /**
+   * Why the search ended: the bracket within precision, search.max passed, search.min failed, or why it stopped early.
+   */
   ended: string
-  /** False when the search stopped early (maxSteps, a step twice invalid or unjudgeable): `capacity` is then a lower bound. */
+  /**
+   * False when the search stopped early (maxSteps, a step twice invalid or unjudgeable): `capacity` is then a lower
+   * bound.
+   */
   complete: boolean
-  /** Why an incomplete search stopped: a step invalid twice (a busy machine), maxSteps, or a step it could not judge. */
+  /**
+   * Why an incomplete search stopped: a step invalid twice (a busy machine), maxSteps, or a step it could not judge.
+   */
   stoppedBy?: 'invalid' | 'maxSteps' | 'unjudgeable'
   /** The rows of each step's first `rampS` seconds are left out of its statistics. */
   rampS: number
@@ -75,7 +82,10 @@ export interface SweepPoint {
   mode: 'rate' | 'concurrency'
   /** The offered load: req/s, or requests in flight. */
   offered: number
-  /** Time to first token, ms: from arrival for rates; from the send for concurrencies (the wait for a slot is not latency there). */
+  /**
+   * Time to first token, ms: from arrival for rates; from the send for concurrencies (the wait for a slot is not
+   * latency there).
+   */
   ttft: Percentiles
   /** Which column ttft came from: the server's `ttft`, or `client_ttft` where the server reports no timestamps. */
   ttftSource: 'ttft' | 'client_ttft'

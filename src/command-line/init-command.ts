@@ -15,7 +15,9 @@ Then:
 Example:
   npx vitest-llm-perf init            # here; or: npx vitest-llm-perf init my-service`
 
-/** The config is .mts: an ES module whatever the project's "type" (a CommonJS project cannot load an ESM .ts config). */
+/**
+ * The config is .mts: an ES module whatever the project's "type" (a CommonJS project cannot load an ESM .ts config).
+ */
 const FILES: Record<string, string> = {
   'vitest.config.mts': `import { defineConfig } from 'vitest/config'
 import { perfProject } from 'vitest-llm-perf/plugin'

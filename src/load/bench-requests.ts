@@ -164,8 +164,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         if (lateMs > LATE_START_MS) lateStartMs = Math.round(lateMs)
         if (lateMs > LATE_START_MS)
           warnings.push(
-            `this shard started ${(lateMs / 1000).toFixed(2)} s after startAt: the requests due before then were sent ` +
-              'late (their dispatch_lag says by how much); choose a startAt further ahead',
+            `this shard started ${(lateMs / 1000).toFixed(2)} s after startAt: the requests due before then were ` +
+              'sent late (their dispatch_lag says by how much); choose a startAt further ahead',
           )
         sampler =
           opts.metricsIntervalMs > 0
@@ -374,8 +374,8 @@ function resultLine(s: BenchSummary): string {
   const name = s.metrics.ttft === undefined ? 'client_ttft' : 'ttft'
   const ms = (v: number | undefined): string => (v === undefined ? '—' : `${v.toFixed(1)} ms`)
   return (
-    `vitest-llm-perf: ${s.requests} requests, ${(s.success_rate * 100).toFixed(1)} % ok, ${name} p50 ${ms(ttft?.p50)} ` +
-    `p99 ${ms(ttft?.p99)}, ${s.request_throughput.toFixed(2)} req/s, ` +
+    `vitest-llm-perf: ${s.requests} requests, ${(s.success_rate * 100).toFixed(1)} % ok, ` +
+    `${name} p50 ${ms(ttft?.p50)} p99 ${ms(ttft?.p99)}, ${s.request_throughput.toFixed(2)} req/s, ` +
     `${s.output_token_throughput === null ? '—' : s.output_token_throughput.toFixed(0)} output tok/s`
   )
 }

@@ -143,7 +143,10 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
   inp.signal?.removeEventListener('abort', onAbort)
 }
 
-/** Request k's observation as its arrival fires (or, after an abort, as it is abandoned); a user's arrives at `arrivalMs`. */
+/**
+ * Request k's observation as its arrival fires (or, after an abort, as it is abandoned); a user's arrives at
+ * `arrivalMs`.
+ */
 function observe(inp: RunLoopInputs, k: number, lagMs: number, arrivalMs?: number): Observation {
   // the observation indexes this loop's requests; the request id carries the run's index
   const i = inp.firstIndex + k * inp.stride

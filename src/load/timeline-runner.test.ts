@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks'
 import { expect, test } from 'vitest'
 import { TimelineRunner } from './timeline-runner.ts'
 
-test('hooks fire at their times; labelled ones become events; a throw is a warning; stop cancels the rest', async () => {
+test('hooks fire on time; labelled ones become events; a throw is a warning; stop cancels the rest', async () => {
   const t0 = performance.now()
   const nowMs = (): number => performance.now() - t0
   const ran: string[] = []

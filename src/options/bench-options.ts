@@ -26,7 +26,10 @@ export const benchOptionsSchema = z.strictObject({
     .int({ error: 'expected a positive integer' })
     .positive({ error: 'expected a positive integer' })
     .optional(),
-  /** Inter-arrival process; `'trace'` sends each request at its trace's time (dataset kind 'trace'). @default 'poisson' */
+  /**
+   * Inter-arrival process; `'trace'` sends each request at its trace's time (dataset kind 'trace').
+   * @default 'poisson'
+   */
   arrival: z
     .enum(['poisson', 'gamma', 'constant', 'trace'], { error: "expected 'poisson', 'gamma', 'constant' or 'trace'" })
     .default('poisson'),
@@ -162,7 +165,10 @@ export const benchOptionsSchema = z.strictObject({
    * not progress. @default 60000
    */
   stallTimeoutMs: positiveMs.default(60_000),
-  /** Each request's whole time, from its send to its last byte; past it the request fails as `deadline`. @default 1800000 (30 min) */
+  /**
+   * Each request's whole time, from its send to its last byte; past it the request fails as `deadline`.
+   * @default 1800000 (30 min)
+   */
   requestTimeoutMs: positiveMs.default(1_800_000),
   /** An SSE line longer than this (characters) fails its request as malformed. @default 8388608 (8 MiB) */
   maxLineBytes: z

@@ -16,8 +16,8 @@ type Holder = { [KEY]?: Map<string, { context: LlmPerfContext; refs: number; tea
 
 /**
  * Runs once in the Vitest main process before the perf project's tests: launches the configured topologies
- * the selected test files use, provides their addresses, and returns the teardown that stops them. Idempotent when Vitest
- * loads it twice; if a launch fails half-way, whatever started is stopped before the error surfaces.
+ * the selected test files use, provides their addresses, and returns the teardown that stops them. Idempotent when
+ * Vitest loads it twice; if a launch fails half-way, whatever started is stopped before the error surfaces.
  */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const holder = globalThis as Holder

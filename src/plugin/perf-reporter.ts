@@ -81,7 +81,9 @@ export function reportPaths(rows: readonly TableRow[]): string {
 const cut = (v: string, width: number): string =>
   [...v].length <= width ? v : `${[...v].slice(0, width - 1).join('')}…`
 
-/** A row's first cell cut to `width`, the test's name cut and the run's ` [name]` kept: it tells a test's runs apart. */
+/**
+ * A row's first cell cut to `width`, the test's name cut and the run's ` [name]` kept: it tells a test's runs apart.
+ */
 const cutName = (cell: string, width: number): string => {
   const at = cell.endsWith(']') ? cell.lastIndexOf(' [') : -1
   const suffix = at < 0 ? '' : cell.slice(at)

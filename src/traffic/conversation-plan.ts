@@ -5,7 +5,9 @@ export interface ConversationPlan {
   starts: Int32Array
   /** When each session opens: the run's arrival process over sessions (`rate` is sessions a second). */
   sessionArrivalsS: Float64Array
-  /** Per request, its session's opening: what the run's progress and shares read (a later turn's is when it is sent). */
+  /**
+   * Per request, its session's opening: what the run's progress and shares read (a later turn's is when it is sent).
+   */
   requestArrivalsS: Float64Array
   /** A trace's sessions: per request, its recorded pause after the previous answer (ms); NaN where it has none. */
   turnDelayMs?: Float64Array

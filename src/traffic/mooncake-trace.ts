@@ -40,7 +40,9 @@ export interface TraceReplay {
   sessions: TraceSessions | undefined
 }
 
-/** Token ids of every block are drawn from this range, clear of special tokens at the low end (as `tokenized` prompts). */
+/**
+ * Token ids of every block are drawn from this range, clear of special tokens at the low end (as `tokenized` prompts).
+ */
 const ID_LOW = 1000
 const ID_HIGH = 30_000
 

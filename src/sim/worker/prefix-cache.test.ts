@@ -58,7 +58,7 @@ test('over its capacity the least recently used leaves go first; a parent whose 
   expect(cache.match([9])).toBe(0)
 })
 
-test('over capacity, what was just inserted is found whole, nothing is found that was never inserted, and it fits', () => {
+test('over capacity, what was just inserted is found whole, nothing never inserted is found, and it fits', () => {
   // sequences that share prefixes and split each other's edges, over small capacities: every insert evicts
   let seed = 12345
   const rand = (n: number): number => {

@@ -2,7 +2,7 @@ import { expect, test } from 'vitest'
 import { BUNDLED_TOKENIZER, loadSimTokenizer } from './sim-tokenizer.ts'
 import { TokenizerThread } from './tokenizer-thread.ts'
 
-test('prompts tokenized in the thread are what the tokenizer gives, resolved in the order they were given', async () => {
+test('prompts tokenized in the thread are what the tokenizer gives, in the order they were given', async () => {
   const thread = new TokenizerThread(BUNDLED_TOKENIZER, '/nonexistent-model')
   const local = loadSimTokenizer(BUNDLED_TOKENIZER, '/nonexistent-model')
   const texts = Array.from({ length: 20 }, (_, i) => `prompt ${i}: ${'the quick brown café fox '.repeat(i + 1)}`)
@@ -29,7 +29,7 @@ test('prompts tokenized in the thread are what the tokenizer gives, resolved in 
   expect(await thread.prompt('no specials', false)).toEqual(local.encode('no specials', false))
 })
 
-test('a tokenizer that cannot load says why, so the worker fails its start; /detokenize decodes in the thread', async () => {
+test('a tokenizer that cannot load says why, and the start fails; /detokenize decodes in the thread', async () => {
   await expect(new TokenizerThread('/nonexistent/tokenizer.json', '/nonexistent-model').loaded).rejects.toThrow(
     /cannot load the tokenizer: .*nonexistent/,
   )
