@@ -146,6 +146,12 @@ export async function forwardRequest(
     const record = (good: boolean): void => {
       ok = good
     }
+    let released = false
+    const release = (): void => {
+      if (released) return
+      released = true
+      worker.done(ok)
+    }
     try {
       const send = {
         path,
@@ -160,13 +166,17 @@ export async function forwardRequest(
           ? await overHttp1(worker, send, requestId, res, record)
           : await overLink(worker.link, worker, send, requestId, res, record)
       if (outcome === 'done') {
+        // counted before the client sees the end, so a scrape that follows the response finds it (a forwarder
+        // thread's counts reach the main thread by message, and an end written first could outrun them)
         ctx.desk.responded(res.statusCode, '')
+        release()
+        if (!res.destroyed) res.end()
         return
       }
       if (outcome === 'aborted') return
       last = outcome
     } finally {
-      worker.done(ok)
+      release()
     }
   }
   if (maxAttempts > 1) ctx.desk.exhausted()
@@ -247,7 +257,8 @@ async function overHttp1(
   }
   startResponse(res, upstream.statusCode, upstream.headers['content-type'], requestId, worker.url, send.thread)
   try {
-    await pipeline(upstream.body, res)
+    // the caller ends the response, once it is counted
+    await pipeline(upstream.body, res, { end: false })
     record(upstream.statusCode < 500)
   } catch {
     record(false)
@@ -280,11 +291,10 @@ async function overLink(
     return { status: up.status, body: await up.text(), worker: worker.url }
   }
   startResponse(res, up.status, up.headers['content-type'], requestId, worker.url, send.thread)
+  // the caller ends the response, once it is counted
   const ended = await up.pipe((chunk) => writeChunk(res, chunk))
-  if (ended) {
-    res.end()
-    record(up.status < 500)
-  } else {
+  if (ended) record(up.status < 500)
+  else {
     record(false)
     res.destroy()
   }
