@@ -30,7 +30,7 @@ test('the search brackets a stand-in server’s known breaking point (33 req/s) 
           ...workload,
           outDir: dir,
           slo: { client_ttft: { p90: 100 }, success_rate: { min: 0.99 } },
-          search: { min: 5, max: 200, stepDurationS: 2, precision: 0.05 },
+          search: { min: 5, max: 200, stepDurationS: 2, precision: 0.05, confirm: { durationS: 4 } },
         },
       )
       const [lo, hi] = result.bracket
@@ -48,6 +48,9 @@ test('the search brackets a stand-in server’s known breaking point (33 req/s) 
         ['success_rate min', 'pass', false],
       ])
       expect(result.complete).toBe(true)
+      // confirmed: 4 s at 0.9 × the capacity met the SLO, in its own folder, beside the steps
+      expect(result.confirmation).toMatchObject({ phase: 'confirm', fraction: 0.9, holds: true, durationS: 4 })
+      expect(existsSync(join(result.confirmation?.dir as string, 'summary.json'))).toBe(true)
       // grown by doubling from 5 until a failure, then bisected (on a quiet machine: 30 ✓, 35 ✗, 32.5 ✓, 33.75 ✗)
       expect(result.steps.slice(0, 4).map((s) => [s.phase, s.rate, s.decision])).toEqual([
         ['grow', 5, 'pass'],

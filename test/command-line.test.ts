@@ -107,13 +107,15 @@ test('sweep and capacity from the shell: their folders, and capacity --sustain a
       'words',
     ]
     const search = ['--min', '5', '--max', '80', '--step-duration-s', '2', '--metrics-interval-ms', '0', '--quiet']
-    const found = await cli([...args, ...search, '--sustain', '30', '--out-dir', join(dir, 'cap')])
+    const found = await cli([...args, ...search, '--confirm-s', '4', '--sustain', '30', '--out-dir', join(dir, 'cap')])
     expect(found.exitCode, found.all).toBe(0)
     expect(found.stdout).toMatch(
       /capacity 3\d(\.\d+)? req\/s · bracket \[3[0-3](\.\d+)?, 3[3-5](\.\d+)?\] · limiting objective client_ttft p90/u,
     )
     expect(found.stdout).toMatch(/✓ sustains 30 req\/s/u)
-    const short = await cli([...args, ...search, '--sustain', '40', '--out-dir', join(dir, 'cap2')])
+    // the answer is confirmed by a longer run at 0.9 of it, reported beside it
+    expect(found.stdout).toMatch(/✓ confirmation: 4 s at 2\d(\.\d+)? req\/s \(0\.9 × the capacity\) met the SLO/u)
+    const short = await cli([...args, ...search, '--no-confirm', '--sustain', '40', '--out-dir', join(dir, 'cap2')])
     expect(short.exitCode).toBe(1)
     expect(short.stdout).toMatch(/✗ sustains 40 req\/s/u)
   } finally {

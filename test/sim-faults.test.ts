@@ -8,8 +8,9 @@ import { startSimWorker } from './helpers/sim.ts'
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-faults-'))
 const dataset = { kind: 'random', inputLen: 16, outputLen: 40 } as const
 
-test('--fault-exit-after: the worker dies mid-stream; in-flight requests fail as resets, later ones as refused', async () => {
-  const w = await startSimWorker(['--fault-exit-after', '0.5'])
+test('--fault-exit-after-tokens: the worker dies mid-stream; in-flight requests fail as resets, later ones as refused', async () => {
+  // killed by its own progress (120 tokens into 30 requests of 40), not by a time that a busy machine may outrun
+  const w = await startSimWorker(['--fault-exit-after-tokens', '120'])
   const run = await benchRequests({ url: w.url }, { rate: 20, requests: 30, dataset, outDir: outDir() })
   await w.stop()
   const types = run.summary.errors_by_type
@@ -40,7 +41,14 @@ test('--fault-error-rate: about that fraction fails, as 500s or in-stream error 
     try {
       const run = await benchRequests(
         { url: w.url },
-        { rate: 200, requests: 100, dataset: { kind: 'random', inputLen: 8, outputLen: 4 }, outDir: outDir() },
+        // the simulator picks what fails from each prompt: the same prompts (seed and nonce) fail the same requests
+        {
+          rate: 200,
+          requests: 100,
+          dataset: { kind: 'random', inputLen: 8, outputLen: 4 },
+          promptNonce: 7,
+          outDir: outDir(),
+        },
       )
       const failed = run.records.filter((r) => !r.success)
       expect(failed.length).toBeGreaterThan(15)

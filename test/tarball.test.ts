@@ -91,6 +91,8 @@ test('from the tarball in a fresh project: every command has --help with example
       '8',
       '--step-duration-s',
       '2',
+      '--confirm-s',
+      '3',
       '--input-len',
       '16',
       '--output-len',

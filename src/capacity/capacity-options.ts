@@ -65,6 +65,22 @@ export const searchSchema = z
       .default(0.95),
     /** POST /flush_cache before every step, so no step starts with the last one's cache. @default false */
     flushCache: z.boolean({ error: 'expected a boolean' }).default(false),
+    /**
+     * After the search, one longer run at `fraction` × the capacity found, judged by the same SLO and reported beside
+     * it: the capacity holds when it passes. `false` skips it. @default { fraction: 0.9, durationS: max(30, 2 × stepDurationS) }
+     */
+    confirm: z
+      .union(
+        [
+          z.literal(false),
+          z.strictObject({
+            fraction: z.number().gt(0).lte(1).optional(),
+            durationS: z.number().positive().optional(),
+          }),
+        ],
+        { error: 'expected false or { fraction?: (0, 1], durationS?: seconds }' },
+      )
+      .optional(),
   })
   .default({
     min: 1,
@@ -79,7 +95,17 @@ export const searchSchema = z
   })
 
 export type SearchOptions = z.input<typeof searchSchema>
-export type ResolvedSearch = z.output<typeof searchSchema> & { rampS: number; maxStepDurationS: number }
+export type ResolvedSearch = Omit<z.output<typeof searchSchema>, 'confirm'> & {
+  rampS: number
+  maxStepDurationS: number
+  confirm: false | { fraction: number; durationS: number }
+}
+
+/**
+ * Every step's success rate is judged: a step whose requests fail fast must not look like a fast server. The SLO's
+ * own success_rate objective replaces this one.
+ */
+export const IMPLIED_SUCCESS_RATE = 0.99
 
 /**
  * findCapacity's options: benchRequests' (less `rate` and `requests`, which the search sets), an SLO and the search.
@@ -121,11 +147,28 @@ export function validateCapacityOptions(options: CapacityOptions): {
     problems.push(`\`search.min\`: expected less than search.max (${parsed.data.max}), got ${parsed.data.min}`)
   if (problems.length > 0 || !parsed.success) throw new InvalidOptionError('findCapacity options', problems)
   const s = parsed.data
+  if (!objectives.some((o) => o.field === 'success_rate'))
+    objectives.push({
+      field: 'success_rate',
+      aggregation: 'rate',
+      comparator: '>=',
+      limit: IMPLIED_SUCCESS_RATE,
+      source: `min: ${IMPLIED_SUCCESS_RATE} (implied: every step's success rate is judged)`,
+      kind: 'rate',
+      implied: true,
+    })
   return {
     search: {
       ...s,
       rampS: s.rampS ?? 0.2 * s.stepDurationS,
       maxStepDurationS: s.maxStepDurationS ?? 4 * s.stepDurationS,
+      confirm:
+        s.confirm === false
+          ? false
+          : {
+              fraction: s.confirm?.fraction ?? 0.9,
+              durationS: s.confirm?.durationS ?? Math.max(30, 2 * s.stepDurationS),
+            },
     },
     objectives,
     bench: { ...bench, slo },

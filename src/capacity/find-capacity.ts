@@ -1,10 +1,10 @@
 import { join, resolve } from 'node:path'
-import { writeArtifact } from '../common/artifact-file.ts'
+import { ensureDir, removeStaleFolders, writeArtifact } from '../common/artifact-file.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { redactDeep } from '../common/redact.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
-import { holds, invalidRun } from '../slo/evaluate-slo.ts'
+import { holds, invalidRun, noSuccess } from '../slo/evaluate-slo.ts'
 import { type Objective, requiredSamples } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { capacityHtml } from './capacity-html.ts'
@@ -34,19 +34,26 @@ export async function findCapacity(
   const outDir = resolve(
     benchOptions.outDir ?? join('.vitest', 'llm-perf', 'capacity', new Date().toISOString().replace(/[:.]/gu, '-')),
   )
+  ensureDir(outDir)
+  removeStaleFolders(outDir, /^(step-\d+|confirm)-[\d.]+rps$/u)
   const seed = benchOptions.seed ?? 42
   const steps: CapacityStep[] = []
   const runsAt = new Map<number, BenchRun[]>()
   let stopped: string | undefined
   let stoppedBy: CapacityResult['stoppedBy']
 
-  const runStep = async (rate: number, phase: CapacityStep['phase']): Promise<CapacityStep> => {
-    const earlier = runsAt.get(rate) ?? []
-    const durationS = stepDuration(rate, search, objectives)
+  const runStep = async (rate: number, phase: CapacityStep['phase'], lengthS?: number): Promise<CapacityStep> => {
+    const earlier = phase === 'confirm' ? [] : (runsAt.get(rate) ?? [])
+    const durationS = lengthS ?? stepDuration(rate, search, objectives)
     const requests = Math.max(1, Math.ceil(rate * durationS))
     const index = steps.length + 1
     const stepSeed = seed + earlier.length
-    const dir = join(outDir, `step-${String(index).padStart(2, '0')}-${rate.toFixed(2)}rps`)
+    const dir = join(
+      outDir,
+      phase === 'confirm'
+        ? `confirm-${rate.toFixed(2)}rps`
+        : `step-${String(index).padStart(2, '0')}-${rate.toFixed(2)}rps`,
+    )
     const overload = new AbortController()
     const limitS = durationS * OVERLOAD_FACTOR + OVERLOAD_MARGIN_S
     const timer = setTimeout(
@@ -63,7 +70,10 @@ export async function findCapacity(
         seed: stepSeed,
         flushCache: search.flushCache || benchOptions.flushCache === true,
         outDir: dir,
-        name: `${benchOptions.name ?? 'capacity'} step ${index}: ${Number(rate.toFixed(3))} req/s`,
+        name:
+          phase === 'confirm'
+            ? `${benchOptions.name ?? 'capacity'} confirmation: ${Number(rate.toFixed(3))} req/s for ${durationS} s`
+            : `${benchOptions.name ?? 'capacity'} step ${index}: ${Number(rate.toFixed(3))} req/s`,
         signal: AbortSignal.any(signals),
       })
     } finally {
@@ -99,13 +109,16 @@ export async function findCapacity(
         `${(overload.signal.reason as Error).message} (${OVERLOAD_FACTOR}× its ${durationS.toFixed(1)} s of ` +
           'arrivals): the server could not keep up',
       )
+    const dead = unreachable(run)
+    if (dead !== undefined)
+      return withRun({ ...base, decision: 'unreachable', confident: true, objectives: [], reason: dead })
     const invalid = invalidRun(s)
     if (invalid !== undefined)
       return withRun({ ...base, decision: 'invalid', confident: false, objectives: [], reason: invalid })
     const behind = fellBehind(backlogGrowth(run, search.rampS))
     if (behind !== undefined) return overloaded(behind)
     const pooled = [...earlier, run]
-    runsAt.set(rate, pooled)
+    if (phase !== 'confirm') runsAt.set(rate, pooled)
     const verdicts = judged(pooled)
     const decision = overall(verdicts)
     return withRun({
@@ -115,7 +128,7 @@ export async function findCapacity(
       confident:
         decision === 'fail'
           ? verdicts.some((v) => v.verdict === 'fail' && v.confident)
-          : decision === 'pass' && verdicts.every((v) => v.confident),
+          : decision === 'pass' && verdicts.every((v) => v.confident || v.implied === true),
       objectives: verdicts,
     })
   }
@@ -131,6 +144,12 @@ export async function findCapacity(
       }
       const step = await runStep(rate, attempt === 0 ? phase : 'repeat')
       steps.push(step)
+      progress()
+      if (step.decision === 'unreachable') {
+        stopped = `step ${step.index} at ${rate} req/s: ${step.reason}`
+        stoppedBy = 'unreachable'
+        return undefined
+      }
       if (step.decision === 'invalid') {
         // a busy machine once may pass; twice, the search says why it cannot go on
         if (++invalidTries > 1) {
@@ -164,43 +183,86 @@ export async function findCapacity(
   let lo: number | undefined
   let hi: number | undefined
   let ended = ''
-  // grow
-  for (let rate = search.min; ; rate = Math.min(search.max, rate * search.growth)) {
-    const pass = await decideRate(rate, 'grow')
-    if (pass === undefined) break
-    if (pass) lo = rate
-    else {
-      hi = rate
-      break
-    }
-    if (rate >= search.max) {
-      ended = `search.max (${search.max} req/s) passed`
-      break
-    }
+  const snapshot = (why?: string): CapacityResult =>
+    assemble({
+      lo,
+      hi,
+      steps,
+      stopped: why ?? stopped,
+      stoppedBy: why === undefined ? stoppedBy : 'interrupted',
+      ended,
+      search,
+      objectives,
+      slo: benchOptions.slo,
+      outDir,
+    })
+  // capacity.json after every step: a search cut short (Ctrl-C, a crash) keeps what it had decided
+  const progress = (): void => {
+    snapshot(`in progress: ${steps.length} step${steps.length === 1 ? '' : 's'} run so far`)
   }
-  if (stopped === undefined && hi !== undefined && lo === undefined) ended = `search.min (${search.min} req/s) failed`
-  // bisect
-  while (stopped === undefined && lo !== undefined && hi !== undefined && (hi - lo) / lo > search.precision) {
-    const mid = (lo + hi) / 2
-    const pass = await decideRate(mid, 'bisect')
-    if (pass === undefined) break
-    if (pass) lo = mid
-    else hi = mid
+  try {
+    // grow
+    for (let rate = search.min; ; rate = Math.min(search.max, rate * search.growth)) {
+      const pass = await decideRate(rate, 'grow')
+      if (pass === undefined) break
+      if (pass) lo = rate
+      else {
+        hi = rate
+        break
+      }
+      if (rate >= search.max) {
+        ended = `search.max (${search.max} req/s) passed`
+        break
+      }
+    }
+    if (stopped === undefined && hi !== undefined && lo === undefined) ended = `search.min (${search.min} req/s) failed`
+    // bisect
+    while (stopped === undefined && lo !== undefined && hi !== undefined && (hi - lo) / lo > search.precision) {
+      const mid = (lo + hi) / 2
+      const pass = await decideRate(mid, 'bisect')
+      if (pass === undefined) break
+      if (pass) lo = mid
+      else hi = mid
+    }
+    if (stopped === undefined && ended === '') ended = `the bracket is within ${search.precision * 100} %`
+    let confirmation: CapacityResult['confirmation']
+    if (search.confirm !== false && stopped === undefined && lo !== undefined) {
+      const { fraction, durationS } = search.confirm
+      const step = await runStep(Number((lo * fraction).toPrecision(6)), 'confirm', durationS)
+      // a straddling interval at 0.9 of the answer is judged on its point estimates, as a search's last repeat is
+      const met =
+        step.decision === 'pass' ||
+        (step.decision === 'undecided' && step.objectives.every((o) => o.observed === null || holds(o.observed, o)))
+      confirmation = { ...step, fraction, holds: met }
+      Object.defineProperty(confirmation, 'run', { value: (step as { run?: BenchRun }).run, enumerable: false })
+    }
+    return assemble({
+      lo,
+      hi,
+      steps,
+      stopped,
+      stoppedBy,
+      ended,
+      search,
+      objectives,
+      slo: benchOptions.slo,
+      outDir,
+      ...(confirmation === undefined ? {} : { confirmation }),
+    })
+  } catch (err) {
+    // the steps that finished are written, marked incomplete, before the error goes on
+    snapshot(`interrupted after ${steps.length} step${steps.length === 1 ? '' : 's'}: ${(err as Error).message}`)
+    throw err
   }
-  if (stopped === undefined && ended === '') ended = `the bracket is within ${search.precision * 100} %`
-  const result = assemble({
-    lo,
-    hi,
-    steps,
-    stopped,
-    stoppedBy,
-    ended,
-    search,
-    objectives,
-    slo: benchOptions.slo,
-    outDir,
-  })
-  return result
+}
+
+/** Why a step's server could not be reached at all (every request refused), if so: the search cannot go on. */
+function unreachable(run: BenchRun): string | undefined {
+  const none = noSuccess(run)
+  if (none === undefined) return undefined
+  const e = run.summary.errors_by_type
+  const connect = (e['refused'] ?? 0) + (e['connect_timeout'] ?? 0)
+  return connect === run.summary.failures ? `server unreachable: ${none}` : undefined
 }
 
 /** Arrivals long enough for every percentile's samples after the ramp (at least the step's length), within the cap. */
@@ -222,6 +284,7 @@ function assemble(a: {
   objectives: readonly Objective[]
   slo: unknown
   outDir: string
+  confirmation?: CapacityResult['confirmation']
 }): CapacityResult {
   const { lo, hi, steps } = a
   const atRate = (rate: number | undefined): CapacityStep[] =>
@@ -247,6 +310,7 @@ function assemble(a: {
     ended: a.stopped ?? a.ended,
     complete: a.stopped === undefined,
     ...(a.stoppedBy === undefined ? {} : { stoppedBy: a.stoppedBy }),
+    ...(a.confirmation === undefined ? {} : { confirmation: a.confirmation }),
     rampS: a.search.rampS,
     search: a.search,
     slo: a.slo,

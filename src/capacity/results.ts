@@ -10,14 +10,14 @@ export type BenchFn = (target: BenchTarget, options: BenchOptions) => Promise<Be
 export interface CapacityStep {
   /** The step's place in the search (1-based), and the phase that chose its rate. */
   index: number
-  phase: 'grow' | 'bisect' | 'repeat'
+  phase: 'grow' | 'bisect' | 'repeat' | 'confirm'
   rate: number
   /** Seconds of arrivals (lengthened where the SLO's percentiles needed more samples), and requests sent. */
   durationS: number
   requests: number
   seed: number
   /** The step's verdict: every objective's, pooled with this rate's earlier runs when it is a repeat. */
-  decision: Verdict | 'invalid' | 'overloaded'
+  decision: Verdict | 'invalid' | 'overloaded' | 'unreachable'
   /** True when the decision rests on intervals wholly on one side of every limit (or on an overload). */
   confident: boolean
   objectives: ObjectiveVerdict[]
@@ -59,7 +59,12 @@ export interface CapacityResult {
   /**
    * Why an incomplete search stopped: a step invalid twice (a busy machine), maxSteps, or a step it could not judge.
    */
-  stoppedBy?: 'invalid' | 'maxSteps' | 'unjudgeable'
+  stoppedBy?: 'invalid' | 'maxSteps' | 'unjudgeable' | 'unreachable' | 'interrupted'
+  /**
+   * The longer run at a fraction of the capacity after the search (search.confirm): the capacity holds when it
+   * passes. Absent when skipped, or when the search found no capacity.
+   */
+  confirmation?: CapacityStep & { fraction: number; holds: boolean }
   /** The rows of each step's first `rampS` seconds are left out of its statistics. */
   rampS: number
   search: ResolvedSearch
@@ -67,7 +72,7 @@ export interface CapacityResult {
   files: { json: string; html: string }
 }
 
-/** The points of a sweep: arrival rates (open loop), or concurrencies (closed loop: `maxInFlight`, all due at once). */
+/** The points of a sweep: arrival rates (open loop), or concurrencies (`maxConcurrency`: all due at once, each timed from its send). */
 export type SweepPoints =
   | { rates: readonly number[]; durationS?: number }
   | { concurrencies: readonly number[]; durationS?: never }
@@ -102,10 +107,21 @@ export interface SweepPoint {
   goodput: { fraction: number; perSecond: number } | null
   /** Why the run says nothing about the server, if so (the load generator or the simulator fell behind). */
   invalid: string | null
+  /** Cached prompt tokens over prompt tokens (null where the server reports none). */
+  cacheHitRate: number | null
+  /**
+   * With an `slo`: whether this point met it (null when it could not be judged: too few samples, not reported, an
+   * invalid run), and each objective's verdict as `✓ ttft 'p(99)<500'`.
+   */
+  slo: { met: boolean | null; verdicts: string[] } | null
   dir: string
 }
 
 export interface SweepResult {
   points: SweepPoint[]
+  /** With an `slo`: the largest offered load whose point met it; null when none did (or no SLO was given). */
+  largestPassing: number | null
+  /** False while the sweep runs, or when it was cut short (its points so far are written). */
+  complete: boolean
   files: { json: string; html: string }
 }

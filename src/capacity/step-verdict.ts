@@ -1,3 +1,4 @@
+import { linearRegression } from 'simple-statistics'
 import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import { holds, perRequestLimits, runFigure } from '../slo/evaluate-slo.ts'
@@ -32,6 +33,8 @@ export interface ObjectiveVerdict {
   confident: boolean
   /** Why a verdict could not be reached, where it could not. */
   reason?: string
+  /** The search added this objective (every step's success rate); its pass needs no confidence of its own. */
+  implied?: boolean
 }
 
 export interface VerdictOptions {
@@ -130,7 +133,13 @@ export function judgeStep(
   const successes = steady.reduce((a, s) => a + s.rows.filter((i) => s.run.table.success(i)).length, 0)
   const good = goodRows(steady, objectives)
   return objectives.map((o): ObjectiveVerdict => {
-    const base = { objective: label(o), field: o.field, limit: o.limit, comparator: o.comparator }
+    const base = {
+      objective: label(o),
+      field: o.field,
+      limit: o.limit,
+      comparator: o.comparator,
+      ...(o.implied === true ? { implied: true } : {}),
+    }
     const fixed = (observed: number | null | undefined, samples: number, reason?: string): ObjectiveVerdict =>
       observed === null || observed === undefined
         ? {
@@ -263,7 +272,18 @@ export interface Backlog {
   /** Requests that arrived, and that finished, inside the window. */
   arrived: number
   finished: number
+  /** Requests in flight on average over the window (its natural fluctuation is about √ of it). */
+  meanInFlight: number
+  /**
+   * How much the queue (requests in flight) grew over the window: the least-squares trend of the in-flight count
+   * sampled through it, times its length. A server that keeps up holds it level; one that does not grows it at
+   * (offered − served rate). The trend, not the two ends: a burst at the window's last arrival is no growth.
+   */
+  growth: number
 }
+
+/** A step keeps up only when it completes at least this fraction of what arrived after the ramp. */
+export const KEEP_UP_FRACTION = 0.95
 
 /**
  * Arrivals and completions over the step's steady window. A server that keeps up finishes about as many
@@ -285,21 +305,41 @@ export function backlogGrowth(run: BenchRun, rampS: number): Backlog | undefined
     if (a >= rampS && a <= end) arrived++
     if (!Number.isNaN(f) && f >= rampS && f <= end) finished++
   }
-  return { windowS, arrived, finished }
+  // in flight at SAMPLES instants through the window: arrived by then less finished by then (never finished: in flight)
+  const starts = Float64Array.from(arrivals).sort()
+  const ends = Float64Array.from(finishes, (f) => (Number.isNaN(f) ? Number.POSITIVE_INFINITY : f)).sort()
+  const points: Array<[number, number]> = []
+  let ai = 0
+  let fi = 0
+  let sum = 0
+  for (let k = 0; k <= SAMPLES; k++) {
+    const at = rampS + (windowS * k) / SAMPLES
+    while (ai < starts.length && (starts[ai] as number) <= at) ai++
+    while (fi < ends.length && (ends[fi] as number) <= at) fi++
+    points.push([at, ai - fi])
+    sum += ai - fi
+  }
+  const { m } = linearRegression(points)
+  return { windowS, arrived, finished, meanInFlight: sum / points.length, growth: m * windowS }
 }
 
+const SAMPLES = 200
+
 /**
- * Why the server fell behind during the step, if it did: it finished fewer requests than arrived, by more than 10 %
- * of them and by more than three standard deviations of the counts' Poisson noise. A short step only a little
- * above the saturation rate cannot be told from a busy steady state this way: its latency objectives decide it.
+ * Why the server fell behind during the step, if it did (GuideLLM's over-saturation: the queue grows over the
+ * step): the in-flight count's trend grew by more than 5 % of what arrived after the ramp — it completed less than
+ * 95 % of the offered load — and by more than the count's own noise (3 √mean + 2; a steady state's in-flight count
+ * varies by about √ of its mean).
  */
 export function fellBehind(b: Backlog | undefined): string | undefined {
   if (b === undefined) return undefined
-  const deficit = b.arrived - b.finished
-  if (deficit <= 0.1 * b.arrived || deficit <= 3 * Math.sqrt(b.arrived + b.finished)) return undefined
+  const completed = b.finished / Math.max(1, b.arrived)
+  const noise = 3 * Math.sqrt(Math.max(1, b.meanInFlight)) + 2
+  if (b.growth <= Math.max((1 - KEEP_UP_FRACTION) * b.arrived, noise)) return undefined
   return (
     `the server fell behind: over the step's steady ${b.windowS.toFixed(1)} s, ${b.arrived} requests arrived ` +
-    `(${(b.arrived / b.windowS).toFixed(2)}/s) and ${b.finished} finished (${(b.finished / b.windowS).toFixed(2)}/s): ` +
-    'no steady state at this rate'
+    `(${(b.arrived / b.windowS).toFixed(2)}/s) and ${b.finished} finished (${(b.finished / b.windowS).toFixed(2)}/s, ` +
+    `${(completed * 100).toFixed(0)} %); the queue grew by ${b.growth.toFixed(0)} (more than ` +
+    `${((1 - KEEP_UP_FRACTION) * 100).toFixed(0)} % of the arrivals): no steady state at this rate`
   )
 }

@@ -1,12 +1,14 @@
 import { join, resolve } from 'node:path'
-import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
+import { ensureDir, removeStaleFolders, writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { redactDeep } from '../common/redact.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
-import { invalidRun } from '../slo/evaluate-slo.ts'
+import { evaluateSlo, invalidRun, noSuccess } from '../slo/evaluate-slo.ts'
+import type { SloSpec } from '../slo/slo-spec.ts'
+import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import type { BenchFn, Percentiles, SweepPoint, SweepPoints, SweepResult } from './results.ts'
@@ -19,12 +21,16 @@ const pct = (values: number[]): Percentiles => {
 }
 
 /** One point's figures, in ms, from its rows (the summary's for the rest). */
-export function sweepPoint(mode: SweepPoint['mode'], offered: number, run: BenchRun, dir: string): SweepPoint {
+export function sweepPoint(
+  mode: SweepPoint['mode'],
+  offered: number,
+  run: BenchRun,
+  dir: string,
+  slo?: SloSpec,
+): SweepPoint {
   const rows = run.records.filter((r) => r.success)
   const serverTtft = rows.some((r) => r.ttft !== undefined)
   const ttftOf = (r: (typeof rows)[number]): number | undefined => (serverTtft ? r.ttft : r.client_ttft)
-  const fromSend = (v: number | undefined, r: (typeof rows)[number]): number | undefined =>
-    v === undefined ? undefined : mode === 'rate' ? v : v - (r.queue_time_in_router ?? 0)
   const ms = (xs: Array<number | undefined>): number[] =>
     xs.filter((x): x is number => x !== undefined).map((x) => x * 1000)
   const tpot = pct(ms(rows.map((r) => r.tpot)))
@@ -32,10 +38,11 @@ export function sweepPoint(mode: SweepPoint['mode'], offered: number, run: Bench
   return {
     mode,
     offered,
-    ttft: pct(ms(rows.map((r) => fromSend(ttftOf(r), r)))),
+    // a concurrency point runs under maxConcurrency: its latencies already start at the send
+    ttft: pct(ms(rows.map(ttftOf))),
     ttftSource: serverTtft ? 'ttft' : 'client_ttft',
     tpot,
-    e2e: pct(ms(rows.map((r) => (mode === 'rate' ? r.total_latency : r.server_latency)))),
+    e2e: pct(ms(rows.map((r) => r.total_latency))),
     requests: s.requests,
     successRate: s.success_rate,
     requestThroughput: s.request_throughput,
@@ -43,8 +50,24 @@ export function sweepPoint(mode: SweepPoint['mode'], offered: number, run: Bench
     outputTokensPerUser: tpot.p50 === null || tpot.p50 <= 0 ? null : 1000 / tpot.p50,
     goodput: s.goodput === null ? null : { fraction: s.goodput.fraction, perSecond: s.goodput.per_second },
     invalid: invalidRun(s) ?? null,
+    cacheHitRate: s.cache_hit_rate ?? null,
+    slo: slo === undefined ? null : judgePoint(run, slo),
     dir,
   }
+}
+
+/** A point against the SLO: met only when every objective passed; unjudgeable (null) is not "not met". */
+function judgePoint(run: BenchRun, slo: SloSpec): NonNullable<SweepPoint['slo']> {
+  const e = evaluateSlo(run, slo)
+  const verdicts = e.results.map(
+    (r) => `${r.status === 'pass' ? '✓' : r.status === 'fail' ? '✗' : 'unjudgeable'} ${objectiveLabel(r.objective)}`,
+  )
+  const dead = noSuccess(run)
+  if (dead !== undefined) return { met: false, verdicts: ['✗ no successful request', ...verdicts] }
+  if (e.results.some((r) => r.status === 'fail')) return { met: false, verdicts }
+  if (e.invalid !== undefined || e.results.some((r) => r.status !== 'pass'))
+    return { met: null, verdicts: e.invalid === undefined ? verdicts : [`invalid (${e.invalid})`, ...verdicts] }
+  return { met: true, verdicts }
 }
 
 function checkPoints(points: SweepPoints, options: BenchOptions): void {
@@ -67,6 +90,11 @@ function checkPoints(points: SweepPoints, options: BenchOptions): void {
     problems.push('`durationS`: applies to rates; a concurrency sweep sends `requests` at each point')
   if ((options as { rate?: unknown })?.rate !== undefined)
     problems.push("`rate`: a sweep sets each point's rate (or sends all at once for concurrencies); leave it out")
+  if (Array.isArray(list) && new Set(list).size < list.length)
+    problems.push(
+      `\`${p.rates !== undefined ? 'rates' : 'concurrencies'}\`: each point once (a point's folder is named by it), got ` +
+        `${JSON.stringify(list)}`,
+    )
   if (options?.requests === undefined && p.durationS === undefined)
     problems.push('`requests`: expected how many requests each point sends (or `durationS` with rates), got nothing')
   if (problems.length > 0) throw new InvalidOptionError('sweep options', problems)
@@ -88,9 +116,26 @@ export async function sweep(
     options.outDir ?? join('.vitest', 'llm-perf', 'sweeps', new Date().toISOString().replace(/[:.]/gu, '-')),
   )
   ensureDir(outDir)
+  removeStaleFolders(outDir, /^(rate|concurrency)-[\d.e+]+$/u)
   const mode = 'rates' in points ? 'rate' : 'concurrency'
   const values = 'rates' in points ? points.rates : points.concurrencies
   const out: SweepPoint[] = []
+  // sweep.json and sweep.html after every point: a sweep cut short keeps the points it ran, marked incomplete
+  const write = (complete: boolean): SweepResult => {
+    const passing = out.filter((p) => p.slo?.met === true).map((p) => p.offered)
+    const result: SweepResult = {
+      points: [...out],
+      largestPassing: passing.length === 0 ? null : Math.max(...passing),
+      complete,
+      files: { json: join(outDir, 'sweep.json'), html: join(outDir, 'sweep.html') },
+    }
+    writeArtifact(
+      result.files.json,
+      `${JSON.stringify(redactDeep({ ...result, package_version: PACKAGE_VERSION, slo: options.slo ?? null }), null, 2)}\n`,
+    )
+    writeArtifact(result.files.html, sweepHtml(result, options.name ?? 'Sweep', options.slo))
+    return result
+  }
   for (const offered of values) {
     const dir = join(outDir, mode === 'rate' ? `rate-${offered}` : `concurrency-${offered}`)
     const requests =
@@ -98,21 +143,13 @@ export async function sweep(
     const run = await bench(target, {
       ...options,
       requests,
-      ...(mode === 'rate' ? { rate: offered } : { rate: Number.POSITIVE_INFINITY, maxInFlight: offered }),
+      ...(mode === 'rate' ? { rate: offered } : { rate: Number.POSITIVE_INFINITY, maxConcurrency: offered }),
       outDir: dir,
       name: `${options.name ?? 'sweep'} ${mode === 'rate' ? `${offered} req/s` : `concurrency ${offered}`}`,
     })
-    out.push(sweepPoint(mode, offered, run, dir))
+    out.push(sweepPoint(mode, offered, run, dir, options.slo as SloSpec | undefined))
+    if (out.length < values.length || options.signal?.aborted === true) write(false)
     options.signal?.throwIfAborted()
   }
-  const result: SweepResult = {
-    points: out,
-    files: { json: join(outDir, 'sweep.json'), html: join(outDir, 'sweep.html') },
-  }
-  writeArtifact(
-    result.files.json,
-    `${JSON.stringify(redactDeep({ ...result, package_version: PACKAGE_VERSION, slo: options.slo ?? null }), null, 2)}\n`,
-  )
-  writeArtifact(result.files.html, sweepHtml(result, options.name ?? 'Sweep'))
-  return result
+  return write(true)
 }

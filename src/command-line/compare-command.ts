@@ -70,7 +70,8 @@ export function percentileChange(a: Float64Array, b: Float64Array, p: number, me
     change: value - base,
     lower,
     upper,
-    relative: base === 0 ? 0 : (value - base) / base,
+    // from 0 no relative change is defined: a rise is judged on its own (absolute) size
+    relative: base === 0 ? (value === 0 ? 0 : Number.POSITIVE_INFINITY) : (value - base) / base,
     verdict: lower > 0 ? 'worse' : upper < 0 ? 'better' : 'within noise',
   }
 }
@@ -88,6 +89,9 @@ function parseFailOn(text: string): { metric: string; pct: number } {
 }
 
 const f = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))
+const pct = (c: MetricChange): string => (Number.isFinite(c.relative) ? `${(c.relative * 100).toFixed(1)}%` : 'from 0')
+/** Hit rates further apart than this are said beside a comparison. */
+const CACHE_DIFFERENCE = 0.05
 
 /** `vitest-llm-perf compare A B [C …]`: returns the exit code. */
 export async function compareCommand(argv: string[]): Promise<number> {
@@ -138,7 +142,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
     )
     for (const c of changes)
       lines.push(
-        `  ${c.metric.padEnd(24)}${f(c.base).padStart(10)}${f(c.value).padStart(10)}${`${(c.relative * 100).toFixed(1)}%`.padStart(10)}   [${f(c.lower)}, ${f(c.upper)}]`.padEnd(
+        `  ${c.metric.padEnd(24)}${f(c.base).padStart(10)}${f(c.value).padStart(10)}${pct(c).padStart(10)}   [${f(c.lower)}, ${f(c.upper)}]`.padEnd(
           74,
         ) + c.verdict,
       )
@@ -148,15 +152,31 @@ export async function compareCommand(argv: string[]): Promise<number> {
       return `${k} ${a === null ? '—' : f(a)} → ${b === null ? '—' : f(b)}`
     }
     lines.push(`  ${rate('request_throughput')} · ${rate('output_token_throughput')} · ${rate('success_rate')}`)
+    // a warm cache makes a run look faster than the server is: say so beside the figures it changed
+    const hitA = base.summary.cache_hit_rate
+    const hitB = run.summary.cache_hit_rate
+    if (typeof hitA === 'number' && typeof hitB === 'number' && Math.abs(hitA - hitB) > CACHE_DIFFERENCE)
+      lines.push(
+        `  ! prefix cache hit rate ${(hitA * 100).toFixed(1)} % (A) vs ${(hitB * 100).toFixed(1)} % (B): the runs were ` +
+          'not served alike, and the latencies differ for it (repeat with fresh prompts, or flush the cache)',
+      )
     for (const rule of failOn) {
       const c = changes.find((x) => x.metric === rule.metric)
       if (c === undefined) {
         lines.push(`  ! --fail-on ${rule.metric}: not reported by both runs`)
         failed = true
+      } else if (c.verdict === 'worse' && c.base === 0) {
+        lines.push(
+          `  ✗ ${rule.metric} rose from 0 to ${f(c.value)} ms (beyond noise; no percentage of 0 is within +${rule.pct} %)`,
+        )
+        failed = true
       } else if (c.verdict === 'worse' && c.relative * 100 > rule.pct) {
         lines.push(`  ✗ ${rule.metric} rose ${(c.relative * 100).toFixed(1)} % (> ${rule.pct} %, beyond noise)`)
         failed = true
-      } else lines.push(`  ✓ ${rule.metric}: ${(c.relative * 100).toFixed(1)} %, ${c.verdict} (limit +${rule.pct} %)`)
+      } else
+        lines.push(
+          `  ✓ ${rule.metric}: ${Number.isFinite(c.relative) ? `${(c.relative * 100).toFixed(1)} %` : 'from 0'}, ${c.verdict} (limit +${rule.pct} %)`,
+        )
     }
   }
   if (v.out !== undefined) {
@@ -211,7 +231,7 @@ function compareHtml(
       `<h2>${esc(r.dir)} vs ${esc(runs[0]?.dir ?? '')}</h2><table><thead><tr><th>metric</th><th>A</th><th>B</th><th>change</th><th>95 % interval</th><th>verdict</th></tr></thead><tbody>${r.changes
         .map(
           (c) =>
-            `<tr><td>${esc(c.metric)}</td><td>${f(c.base)}</td><td>${f(c.value)}</td><td>${(c.relative * 100).toFixed(1)} %</td><td>[${f(c.lower)}, ${f(c.upper)}]</td><td class="${c.verdict === 'worse' ? 'fail' : c.verdict === 'better' ? 'pass' : ''}">${c.verdict}</td></tr>`,
+            `<tr><td>${esc(c.metric)}</td><td>${f(c.base)}</td><td>${f(c.value)}</td><td>${pct(c)}</td><td>[${f(c.lower)}, ${f(c.upper)}]</td><td class="${c.verdict === 'worse' ? 'fail' : c.verdict === 'better' ? 'pass' : ''}">${c.verdict}</td></tr>`,
         )
         .join('')}</tbody></table>`,
   )

@@ -4,28 +4,35 @@ import { InvalidOptionError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import { capacityCurve } from '../matchers/capacity-matchers.ts'
-import { formatEvaluation, objectiveLabel } from '../matchers/format-slo.ts'
+import { formatEvaluation } from '../matchers/format-slo.ts'
 import { reportVerdicts } from '../matchers/report-verdicts.ts'
 import { formatProgress } from '../options/progress-snapshot.ts'
 import { CI_COLUMNS, TABLE_TITLE, textTable } from '../plugin/perf-reporter.ts'
 import { progressPrinter } from '../plugin/progress-printer.ts'
 import { compactSummary } from '../plugin/task-meta.ts'
-import { evaluateSlo, invalidRun } from '../slo/evaluate-slo.ts'
+import { evaluateSlo, invalidRun, noSuccess } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
+import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import { INTERRUPTED_EXIT, interruptSignal } from './interrupt.ts'
 import { parseRunFlags, type RunFlagValues, runOptionsFrom } from './run-flags.ts'
 
 const COMMON = `Load (our names; bench_serving's and vllm bench serve's in brackets):
   --rate N [--request-rate]          arrivals per second (inf: all at once; default inf)
   --requests N [--num-prompts]       how many requests
   --arrival poisson|gamma|constant|trace   --burstiness K (gamma)   --speedup X (trace)   --seed N (default 42)
+  --prompt-nonce N|off               random prompts' tokens differ every run so no cache answers them (default:
+                                     a new nonce each run, in summary.json's options; off: the seed's prompts)
   --dataset random|sharegpt|custom|trace [--dataset-name]   --dataset-path FILE   --block-size N (trace, 512)
   --no-sessions                      a trace's lines sharing a session_id go as requests of their own, not turns
   --input-len N [--random-input-len] --output-len N [--random-output-len]   --range-ratio R [--random-range-ratio]
   --api generate|completions|chat    [--backend sglang|sglang-oai|sglang-oai-chat|vllm|vllm-chat|openai|openai-chat]
-  --tokenizer auto|server|words|PATH --prompt-as ids|text   --model NAME   --api-key KEY
+  --tokenizer auto|server|words|PATH --prompt-as ids|text   --model NAME   --api-key KEY (or LLM_PERF_API_KEY, kept out of ps)
   --users N --think-time-ms T       closed-loop users (each sends after its last answer and T ms)
-  --max-in-flight N [--max-concurrency]   --processes N|auto   --warmup N [--warmup-requests]   --no-stream
+  --max-concurrency N                at most N in flight; latency from the send, the wait for a slot apart (client
+                                     queue time), as bench_serving and vllm bench mean it
+  --max-in-flight N                  at most N in flight; latency from the scheduled arrival, the wait inside it
+  --processes N|auto   --warmup N [--warmup-requests]   --no-stream
   --metrics-interval-ms N            --slo 'ttft.p99<500' (repeatable; k6's grammar, ms; 'success_rate>0.99')
   --config FILE.json|.ts|.mjs        every benchRequests option; flags override it
   --out-dir DIR   --name TEXT   --json (print summary.json)   --quiet (no progress line)`
@@ -47,7 +54,9 @@ Examples:
 export const SWEEP_HELP = `vitest-llm-perf sweep URL (--rates 2,4,8 [--duration-s S] | --concurrencies 1,4,16) [flags]
 
 One full run per point, each in its folder under --out-dir, then sweep.json and sweep.html (latency
-percentiles, throughput and goodput against offered load; the per-user Pareto front).
+percentiles, throughput and goodput against offered load; the per-user Pareto front). With --slo every point
+is judged and the largest that met it is named; exits 1 when none did. A concurrency point runs under
+--max-concurrency's meaning: latencies from each request's send.
 
 ${COMMON}
 
@@ -65,6 +74,11 @@ Search:
   --min N (1)   --max N (1000)   --precision F (0.05)   --step-duration-s S (30)   --max-steps N (20)
   --growth F (2)   --ramp-s S (20 % of a step)   --repeats N (2)   --confidence 0.9|0.95|0.99 (0.95)
   --flush-cache (before every step)   --sustain N (req/s the deployment must sustain)
+  --confirm-s S (a run of S s at 0.9 × the capacity after the search; default max(30, 2 × step))   --no-confirm
+
+A step passes only when every objective holds, its success rate is ≥ 0.99 (unless --slo sets success_rate) and the
+server kept up: it completed ≥ 95 % of what arrived after the ramp. Exits 1 when the confirmation run misses the
+SLO, when the server cannot be reached or judged, or when --sustain is not met.
 
 ${COMMON}
 
@@ -94,6 +108,31 @@ function table(runs: readonly BenchRun[], verdicts: string[][] = []): string {
   return `\n${TABLE_TITLE}\n\n${textTable(rows, process.stdout.isTTY ? process.stdout.columns : CI_COLUMNS)}\n`
 }
 
+/**
+ * Runs `body` with Ctrl-C and SIGTERM wired to its signal: the first signal aborts the work gracefully (its files
+ * are written) and the command exits 130 after printing what it has; an error the abort caused exits 130 too.
+ */
+async function interruptible(body: (signal: AbortSignal) => Promise<number>): Promise<number> {
+  const stop = interruptSignal()
+  try {
+    const code = await body(stop.signal)
+    if (stop.interrupted() === undefined) return code
+    process.stderr.write(`interrupted by ${stop.interrupted()}: the files above hold everything that finished\n`)
+    return INTERRUPTED_EXIT
+  } catch (err) {
+    if (stop.interrupted() === undefined) throw err
+    process.stderr.write(`interrupted by ${stop.interrupted()}: ${redact((err as Error).message)}\n`)
+    return INTERRUPTED_EXIT
+  } finally {
+    stop.dispose()
+  }
+}
+
+const withSignal = <T extends { signal?: AbortSignal | undefined }>(options: T, signal: AbortSignal): T => ({
+  ...options,
+  signal: options.signal === undefined ? signal : AbortSignal.any([options.signal, signal]),
+})
+
 /** `vitest-llm-perf run URL [flags]`: returns the exit code. */
 export async function runCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseRunFlags(argv)
@@ -102,6 +141,14 @@ export async function runCommand(argv: string[]): Promise<number> {
     return 0
   }
   const { url, options } = await runOptionsFrom(values, positionals)
+  return interruptible((signal) => runOnce(url, withSignal(options, signal), values))
+}
+
+async function runOnce(
+  url: string,
+  options: Awaited<ReturnType<typeof runOptionsFrom>>['options'],
+  values: RunFlagValues,
+): Promise<number> {
   const run = await benchRequests({ url }, { ...options, quiet: true, onProgress: progress(values) })
   const slo = options.slo as SloSpec | undefined
   let code = 0
@@ -126,12 +173,48 @@ export async function runCommand(argv: string[]): Promise<number> {
     // report.html was written before the SLO was judged: it says the verdicts at its top as a test's does
     reportVerdicts(run, evaluation.invalid === undefined ? verdicts : [`invalid (${evaluation.invalid})`], undefined)
   }
+  // no success, no pass: with or without --slo, a run that got no answer says why and fails
+  const dead = noSuccess(run)
+  if (dead !== undefined) {
+    code = 1
+    verdicts = ['✗ no successful request', ...verdicts]
+    detail = detail === '' ? dead : `${dead}\n${detail}`
+    reportVerdicts(run, verdicts, undefined)
+  }
   if (values.json === true) out(JSON.stringify(run.summary, null, 2))
   else
     out(
-      `${table([run], [verdicts])}${detail === '' ? '' : `\n${detail}\n`}\nreport: ${run.files.html}\nrequests.csv: ${run.files.csv}`,
+      `${table([run], [verdicts])}\n${headline(run)}\n${detail === '' ? '' : `\n${detail}\n`}\nreport: ${run.files.html}\n` +
+        `requests.csv: ${run.files.csv}`,
     )
+  if (dead !== undefined && values.json === true) process.stderr.write(`${redact(dead)}\n`)
   return code
+}
+
+/**
+ * vllm bench serve's headline block: mean, median and p99 of TTFT, TPOT, ITL and end-to-end latency, and the wait
+ * for a client slot, with where TTFT came from and the cache hit rate.
+ */
+function headline(run: BenchRun): string {
+  const m = run.summary.metrics
+  const serverTtft = m.ttft !== undefined
+  const f = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(2))
+  const rows: Array<[string, (typeof m)[keyof typeof m]]> = [
+    [serverTtft ? 'TTFT (server first token)' : 'TTFT (client first token)', serverTtft ? m.ttft : m.client_ttft],
+    ['TPOT (excl. 1st token)', m.tpot],
+    ['ITL (per-request mean)', m.itl_mean],
+    ['E2E latency', m.total_latency],
+    ['Client queue time (slot wait)', m.client_queue_time],
+  ]
+  const width = Math.max(...rows.map(([name]) => name.length))
+  const hit = run.summary.cache_hit_rate
+  return [
+    ...rows.map(
+      ([name, d]) =>
+        `${name.padEnd(width)}  mean ${f(d?.mean).padStart(9)}  median ${f(d?.p50).padStart(9)}  p99 ${f(d?.p99).padStart(9)} ms`,
+    ),
+    `${'Prefix cache hit rate'.padEnd(width)}  ${hit === null ? '— (the server reports no cached tokens)' : `${(hit * 100).toFixed(1)} %`}`,
+  ].join('\n')
 }
 
 /** `vitest-llm-perf sweep URL --rates … | --concurrencies …`. */
@@ -145,12 +228,25 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     out(SWEEP_HELP)
     return 0
   }
-  const { url, options } = await runOptionsFrom(values, positionals)
+  const { url, options: given } = await runOptionsFrom(values, positionals)
+  return interruptible((signal) => sweepOnce(url, withSignal(given, signal), values))
+}
+
+async function sweepOnce(
+  url: string,
+  options: Awaited<ReturnType<typeof runOptionsFrom>>['options'],
+  values: RunFlagValues,
+): Promise<number> {
   const list = (v: unknown): number[] | undefined =>
     typeof v === 'string' ? v.split(',').map((x) => Number(x.trim())) : undefined
   const rates = list(values.rates)
   const concurrencies = list(values.concurrencies)
   const durationS = values['duration-s'] === undefined ? undefined : Number(values['duration-s'])
+  if (rates !== undefined && concurrencies !== undefined)
+    throw new InvalidOptionError('command line', [
+      `--concurrencies: a sweep runs over rates or over concurrencies, got --rates ${values.rates} and ` +
+        `--concurrencies ${values.concurrencies}`,
+    ])
   const points =
     rates !== undefined
       ? { rates, ...(durationS === undefined ? {} : { durationS }) }
@@ -161,9 +257,18 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     runs.push(run)
     return run
   })
+  const verdicts = result.points.map((p) => p.slo?.verdicts ?? [])
+  const unit = result.points[0]?.mode === 'concurrency' ? '' : ' req/s'
+  const judged =
+    options.slo === undefined
+      ? ''
+      : result.largestPassing === null
+        ? '\n✗ no point met the SLO\n'
+        : `\n✓ largest point that met the SLO: ${result.largestPassing}${unit}\n`
   if (values.json === true) out(JSON.stringify(result, null, 2))
-  else out(`${table(runs)}\nsweep.html: ${result.files.html}\nsweep.json: ${result.files.json}`)
-  return 0
+  else out(`${table(runs, verdicts)}${judged}\nsweep.html: ${result.files.html}\nsweep.json: ${result.files.json}`)
+  // with an SLO, a sweep fails when no point met it (a sweep's job is to find where it stops holding)
+  return options.slo !== undefined && result.largestPassing === null ? 1 : 0
 }
 
 /** `vitest-llm-perf capacity URL --slo … [search flags]`. */
@@ -180,6 +285,8 @@ export async function capacityCommand(argv: string[]): Promise<number> {
     confidence: { type: 'string' },
     'flush-cache': { type: 'boolean' },
     sustain: { type: 'string' },
+    'confirm-s': { type: 'string' },
+    'no-confirm': { type: 'boolean' },
   })
   if (values.help === true) {
     out(CAPACITY_HELP)
@@ -209,30 +316,62 @@ export async function capacityCommand(argv: string[]): Promise<number> {
   const sustain = values.sustain === undefined ? undefined : Number(values.sustain)
   if (sustain !== undefined && !(sustain > 0)) problems.push(`--sustain: expected req/s above 0, got ${values.sustain}`)
   if (options.slo === undefined) problems.push("--slo: expected at least one objective, e.g. --slo 'ttft.p99<500'")
+  for (const k of ['rate', 'requests'] as const)
+    if (options[k] !== undefined)
+      problems.push(
+        `--${k}: capacity sets each step's ${k} itself (--min … --max, --step-duration-s), got --${k} ${options[k]}`,
+      )
+  if (values['no-confirm'] === true) search['confirm'] = false
+  else if (values['confirm-s'] !== undefined) {
+    const s = Number(values['confirm-s'])
+    if (!(s > 0)) problems.push(`--confirm-s: expected seconds above 0, got ${JSON.stringify(values['confirm-s'])}`)
+    else search['confirm'] = { durationS: s }
+  }
   if (problems.length > 0) throw new InvalidOptionError('command line', problems)
-  const { rate: _r, requests: _q, ...rest } = options
-  void _r
-  void _q
-  const result = await findCapacity({ url }, {
-    ...rest,
-    slo: options.slo as SloSpec,
-    search,
-    quiet: true,
-    onProgress: progress(values),
-  } as Parameters<typeof findCapacity>[1])
-  const pass = sustain === undefined || result.capacity >= sustain
-  if (values.json === true) out(JSON.stringify(result, null, 2))
-  else
-    out(
-      [
-        '',
-        `capacity ${result.capacity} req/s · bracket [${result.bracket[0]}, ${result.bracket[1] ?? '—'}] · limiting objective ` +
-          `${result.limitingObjective ?? '—'} · ${result.decidedWithConfidence ? 'decided with confidence' : 'not decided with confidence'} · ${result.ended}`,
-        ...capacityCurve(result),
-        ...(sustain === undefined ? [] : [`${pass ? '✓' : '✗'} sustains ${sustain} req/s`]),
-        `capacity.html: ${result.files.html}`,
-        `capacity.json: ${result.files.json}`,
-      ].join('\n'),
-    )
-  return pass && (result.complete || sustain === undefined) ? 0 : 1
+  const rest = options
+  return interruptible(async (signal) => {
+    const result = await findCapacity({ url }, {
+      ...withSignal(rest, signal),
+      slo: options.slo as SloSpec,
+      search,
+      quiet: true,
+      onProgress: progress(values),
+    } as Parameters<typeof findCapacity>[1])
+    const c = result.confirmation
+    const held = c === undefined || c.holds
+    const pass = (sustain === undefined || result.capacity >= sustain) && held
+    // a search that could not reach or judge the server found nothing: that is a failure, not a capacity of 0
+    const broken = result.stoppedBy === 'unreachable' || result.stoppedBy === 'unjudgeable'
+    if (values.json === true) out(JSON.stringify(result, null, 2))
+    else
+      out(
+        [
+          '',
+          `capacity ${result.capacity} req/s · bracket [${result.bracket[0]}, ${result.bracket[1] ?? '—'}] · limiting objective ` +
+            `${result.limitingObjective ?? '—'} · ${result.decidedWithConfidence ? 'decided with confidence' : 'not decided with confidence'} · ${result.ended}`,
+          ...capacityCurve(result),
+          ...(c === undefined
+            ? []
+            : [
+                `${c.holds ? '✓' : '✗'} confirmation: ${c.durationS} s at ${c.rate} req/s (${c.fraction} × the capacity) ` +
+                  `${
+                    c.holds
+                      ? 'met the SLO'
+                      : `did not meet the SLO (${
+                          c.reason ??
+                          c.objectives
+                            .filter((o) => o.verdict !== 'pass')
+                            .map((o) => `${o.objective} ${o.observed === null ? '—' : o.observed.toFixed(1)}`)
+                            .join(', ')
+                        }): the capacity does not hold`
+                  }` +
+                  ` · ${c.summary.achieved_rate?.toFixed(2) ?? '—'} sent/s, ${c.summary.request_throughput.toFixed(2)} done/s`,
+              ]),
+          ...(sustain === undefined ? [] : [`${pass ? '✓' : '✗'} sustains ${sustain} req/s`]),
+          `capacity.html: ${result.files.html}`,
+          `capacity.json: ${result.files.json}`,
+        ].join('\n'),
+      )
+    return pass && !broken && (result.complete || sustain === undefined) ? 0 : 1
+  })
 }

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
@@ -21,6 +21,7 @@ export const RUN_FLAGS = {
   speedup: { type: 'string' },
   'block-size': { type: 'string' },
   seed: { type: 'string' },
+  'prompt-nonce': { type: 'string' },
   dataset: { type: 'string' },
   'dataset-name': { type: 'string' },
   'dataset-path': { type: 'string' },
@@ -142,13 +143,40 @@ const num = (v: string | undefined, flag: string, problems: string[]): number | 
   return n
 }
 
+const nonEmpty = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v)
+
 /** A `--config` file: JSON, or a module whose default export is the options (TypeScript runs on Node ≥ 22.18). */
 async function loadConfig(path: string): Promise<Record<string, unknown>> {
   const file = resolve(path)
-  if (!existsSync(file)) throw new InvalidOptionError('command line', [`--config: no such file ${file}`])
-  if (file.endsWith('.json')) return JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>
-  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown }
-  return (mod.default ?? mod) as Record<string, unknown>
+  const bad = (why: string): InvalidOptionError => new InvalidOptionError('command line', [`--config ${file}: ${why}`])
+  if (!existsSync(file)) throw bad('no such file')
+  if (statSync(file).isDirectory()) throw bad('is a folder; expected a .json, .ts, .mts or .mjs file')
+  let value: unknown
+  if (file.endsWith('.json')) {
+    // a BOM is what editors on Windows write: it is no reason to refuse the file
+    const text = readFileSync(file, 'utf8').replace(/^\uFEFF/u, '')
+    try {
+      value = JSON.parse(text)
+    } catch (err) {
+      throw bad(`is not JSON (${(err as Error).message})`)
+    }
+  } else {
+    try {
+      const mod = (await import(pathToFileURL(file).href)) as { default?: unknown }
+      value = mod.default ?? mod
+    } catch (err) {
+      // the module's own error, by its name and first line: not Node's echo of the source, which may hold keys
+      const e = err as Error
+      throw bad(`could not be loaded (${e.name}: ${String(e.message).split('\n')[0]})`)
+    }
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw bad(
+      `expected an object of benchRequests options such as { "rate": 8, "requests": 200 }, got ${
+        value === null ? 'null' : Array.isArray(value) ? 'an array' : JSON.stringify(value)
+      }`,
+    )
+  return value as Record<string, unknown>
 }
 
 /**
@@ -176,12 +204,16 @@ export async function runOptionsFrom(
   set('burstiness', num(values.burstiness, 'burstiness', problems))
   set('speedup', num(values.speedup, 'speedup', problems))
   set('seed', num(values.seed, 'seed', problems))
+  if (values['prompt-nonce'] !== undefined)
+    set('promptNonce', values['prompt-nonce'] === 'off' ? false : num(values['prompt-nonce'], 'prompt-nonce', problems))
   set('processes', values.processes === 'auto' ? 'auto' : num(values.processes, 'processes', problems))
-  set('maxInFlight', num(values['max-in-flight'] ?? values['max-concurrency'], 'max-in-flight', problems))
+  set('maxInFlight', num(values['max-in-flight'], 'max-in-flight', problems))
+  set('maxConcurrency', num(values['max-concurrency'], 'max-concurrency', problems))
   set('users', num(values.users, 'users', problems))
   set('thinkTime', num(values['think-time-ms'], 'think-time-ms', problems))
   set('model', values.model)
-  set('apiKey', values['api-key'])
+  // the environment keeps the key out of `ps`; the flag still wins
+  set('apiKey', values['api-key'] ?? nonEmpty(process.env['LLM_PERF_API_KEY']))
   set('warmup', num(values.warmup ?? values['warmup-requests'], 'warmup', problems))
   set('metricsIntervalMs', num(values['metrics-interval-ms'], 'metrics-interval-ms', problems))
   set('tokenizer', values.tokenizer)

@@ -4,6 +4,7 @@ import {
   ftruncateSync,
   mkdirSync,
   openSync,
+  readdirSync,
   renameSync,
   rmSync,
   statSync,
@@ -144,4 +145,25 @@ export function neutralise(text: string): string {
 
 export function unneutralise(text: string): string {
   return /^'[=+\-@\t\r]/u.test(text) ? text.slice(1) : text
+}
+
+/**
+ * Removes the folders a previous sweep or search left in `dir` under names this one would write (`step-…`,
+ * `rate-…`): a reused out-dir then lists only this one's points. Called once the new one really starts; files and
+ * folders of other names are left alone.
+ */
+export function removeStaleFolders(dir: string, owned: RegExp): void {
+  let names: string[]
+  try {
+    names = readdirSync(dir)
+  } catch {
+    return
+  }
+  for (const name of names)
+    if (owned.test(name))
+      try {
+        rmSync(join(dir, name), { recursive: true, force: true })
+      } catch (err) {
+        throw new ArtifactWriteError(join(dir, name), err)
+      }
 }

@@ -49,7 +49,11 @@ export const EXTRA_COLUMNS = [
   'warning',
   'session_id',
   'turn',
+  'client_queue_time',
 ] as const
+
+/** Columns added after the first release: a folder written before them lacks them, and reads them as unknown. */
+export const LATER_COLUMNS: readonly string[] = ['client_queue_time']
 
 export const CSV_COLUMNS = [...DESIGN_COLUMNS, ...EXTRA_COLUMNS] as const
 
@@ -71,6 +75,7 @@ export const DURATION_COLUMNS = [
   'decode_time',
   'dispatch_lag',
   'server_e2e_latency',
+  'client_queue_time',
 ] as const
 
 export type DurationColumn = (typeof DURATION_COLUMNS)[number]

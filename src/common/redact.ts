@@ -5,8 +5,23 @@
  * writer may have escaped them into (JSON, HTML, URLs).
  */
 
-/** Shorter values are not masked: masking a 1–3 character "key" would rewrite digits and words everywhere. */
-export const MIN_SECRET_LENGTH = 4
+/**
+ * Shorter values are not masked: masking is by substring, and a short "key" (`true`, `0.00`, `1234`) occurs inside
+ * the data itself — a success cell, a latency — which masking must never change.
+ */
+export const MIN_SECRET_LENGTH = 8
+
+/**
+ * Why `secret` cannot be masked without changing data, if so: too short, or made only of what numbers and the CSV's
+ * own words are made of. Such a key is used as given but not masked, and the run says so in its warnings.
+ */
+export function unmaskable(secret: string): string | undefined {
+  const s = secret.replace(/^Bearer\s+/iu, '')
+  if (s.length < MIN_SECRET_LENGTH)
+    return `it is ${s.length} characters long (masking needs ${MIN_SECRET_LENGTH}: a shorter one occurs in the data)`
+  if (/^[\d\s.,:+\-eE]*$/u.test(s)) return 'it is made only of digits and number signs, which the data is made of'
+  return undefined
+}
 
 const registered = new Set<string>()
 let patterns: string[] = []
@@ -36,7 +51,7 @@ export function addSecrets(values: Iterable<string | undefined>): void {
     if (v === undefined) continue
     // the bare token covers "Bearer <token>" and leaves the scheme readable
     for (const s of [v.replace(/^Bearer\s+/iu, '')]) {
-      if (s.length < MIN_SECRET_LENGTH || registered.has(s)) continue
+      if (unmaskable(s) !== undefined || registered.has(s)) continue
       registered.add(s)
       added = true
     }
@@ -54,7 +69,7 @@ export function secretHeaders(headers: Record<string, string>): string[] {
 /** `text` with every registered secret (and every one in `extra`) replaced by `***`. */
 export function redact(text: string, extra: readonly string[] = []): string {
   let out = text
-  for (const s of extra) if (s.length >= MIN_SECRET_LENGTH) out = out.replaceAll(s, '***')
+  for (const s of extra) if (unmaskable(s) === undefined) out = out.replaceAll(s, '***')
   for (const p of patterns) if (out.includes(p)) out = out.replaceAll(p, '***')
   return out
 }

@@ -37,6 +37,8 @@ export async function buildDataset(
   seed: number,
   form: PromptForm,
   signal?: AbortSignal,
+  /** Mixed into random prompts' tokens (not their lengths): another nonce, prompts no server has cached. */
+  nonce = 0,
 ): Promise<BuiltDataset> {
   const random = new SeededRandom(seed ^ DATASET_SEED_SALT)
   const exact = form.tokenizer.kind === 'words' ? undefined : await WordTokens.of(form.tokenizer)
@@ -45,7 +47,18 @@ export async function buildDataset(
   let sessionStarts: Int32Array | undefined
   switch (spec.kind) {
     case 'random':
-      packed = await PackedDataset.packAsync(randomItems(spec, count ?? 0, random, formFor, exact), count ?? 0, signal)
+      packed = await PackedDataset.packAsync(
+        randomItems(
+          spec,
+          count ?? 0,
+          random,
+          formFor,
+          exact,
+          nonce === 0 ? random : new SeededRandom((seed ^ DATASET_SEED_SALT ^ Math.imul(nonce, 0x9e3779b1)) | 0),
+        ),
+        count ?? 0,
+        signal,
+      )
       break
     case 'shared-prefix':
       packed = await PackedDataset.packAsync(sharedPrefixDataset(spec, random, formFor, exact), count, signal)

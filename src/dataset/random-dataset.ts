@@ -38,6 +38,8 @@ export function* randomItems(
   random: SeededRandom,
   form?: PromptForm,
   words?: WordTokens,
+  /** Where the prompts' tokens come from, apart from their lengths' `random`: a run's nonce changes the one only. */
+  content: SeededRandom = random,
 ): Generator<DatasetItem> {
   const [inLo, inHi] = lengthRange(spec.inputLen, spec.rangeRatio, spec.rangeMode)
   const [outLo, outHi] = lengthRange(spec.outputLen, spec.rangeRatio, spec.rangeMode)
@@ -45,10 +47,10 @@ export function* randomItems(
     const inputLen = random.int(inLo, inHi)
     const outputLen = random.int(outLo, outHi)
     if (form !== undefined && words !== undefined) {
-      yield exactItem(form, String(i), words.build(contentTokens(form, inputLen), random), outputLen)
+      yield exactItem(form, String(i), words.build(contentTokens(form, inputLen), content), outputLen)
       continue
     }
-    const prompt = spec.tokenized ? randomIds(inputLen, random) : randomWords(inputLen, random)
+    const prompt = spec.tokenized ? randomIds(inputLen, content) : randomWords(inputLen, content)
     yield {
       id: String(i),
       prompt,

@@ -4,7 +4,7 @@ import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
-import { addSecrets, redact, redactDeep, redactError, secretHeaders } from '../common/redact.ts'
+import { addSecrets, redact, redactDeep, redactError, secretHeaders, unmaskable } from '../common/redact.ts'
 import { buildDataset } from '../dataset/build-dataset.ts'
 import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
@@ -24,7 +24,7 @@ import { conversationPlan } from '../traffic/conversation-plan.ts'
 import { traceInputs } from '../traffic/trace-inputs.ts'
 import { type BenchTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
-import { claimRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
+import { claimRunFolder, prepareRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
 import { runShards, shareOf } from './run-shards.ts'
 import { runSizeProblem } from './run-size.ts'
 import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
@@ -32,6 +32,9 @@ import { targetPool } from './target-pool.ts'
 import { autoProcesses, metricsSources, workerNamer } from './target-sources.ts'
 import { TimelineRunner } from './timeline-runner.ts'
 import { runWarmup } from './warmup.ts'
+
+/** extraBody fields that hold credentials: never written, masked where a server echoes them. */
+const SECRET_FIELD = /key|token|secret|password|passwd|auth|credential/iu
 
 /** A shard that starts later than its `startAt` by more than this is said to have started late. */
 const LATE_START_MS = 50
@@ -43,12 +46,17 @@ const LATE_START_MS = 50
  */
 export async function benchRequests(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
   const raw = (options ?? {}) as { apiKey?: unknown; headers?: unknown }
-  addSecrets([
+  const extra = (options as { extraBody?: unknown } | undefined)?.extraBody
+  const secrets = [
     typeof raw.apiKey === 'string' ? raw.apiKey : undefined,
+    ...(typeof extra === 'object' && extra !== null
+      ? Object.entries(extra).flatMap(([k, v]) => (SECRET_FIELD.test(k) && typeof v === 'string' ? [v] : []))
+      : []),
     ...(typeof raw.headers === 'object' && raw.headers !== null
       ? secretHeaders(raw.headers as Record<string, string>)
       : []),
-  ])
+  ]
+  addSecrets(secrets)
   try {
     return await runBench(target, options)
   } catch (err) {
@@ -59,8 +67,13 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
 async function runBench(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
   const checked = validateEverything(target, options)
   // closed-loop users: everything is due at once, and each user is a slot that sends after its answer and a think
+  // maxConcurrency is a cap whose waits are timed apart (clockFromSlot)
   const opts =
-    checked.users === undefined ? checked : { ...checked, rate: Number.POSITIVE_INFINITY, maxInFlight: checked.users }
+    checked.users !== undefined
+      ? { ...checked, rate: Number.POSITIVE_INFINITY, maxInFlight: checked.users }
+      : checked.maxConcurrency !== undefined
+        ? { ...checked, maxInFlight: checked.maxConcurrency }
+        : checked
   const where = resolveTarget(target)
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
   const outDir = resolve(
@@ -72,7 +85,10 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         `${new Date().toISOString().replace(/[:.]/gu, '-')}-${randomBytes(4).toString('hex')}`,
       ),
   )
-  claimRunFolder(outDir)
+  prepareRunFolder(outDir)
+  if (opts.promptNonce === undefined)
+    opts.promptNonce =
+      opts.startAt !== undefined ? opts.startAt % 0x7fffffff : (randomBytes(4).readUInt32LE(0) >>> 1) + 1
   const trace =
     opts.dataset.kind === 'trace'
       ? await traceInputs(opts.dataset, opts, { url: target.workers?.[0]?.url ?? target.url, headers })
@@ -87,11 +103,20 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
   ]
   const runId = randomBytes(4).toString('hex')
-  const pool = targetPool(where.origin, opts.maxInFlight)
+  addSecrets(where.secrets)
+  const pool = targetPool(where.url, opts.maxInFlight)
   const warnings: string[] = []
   let sampler: MetricsSampler | undefined
   const hooks = new TimelineRunner()
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
+  for (const secret of [opts.apiKey, ...secretHeaders(opts.headers)]) {
+    const why = secret === undefined ? undefined : unmaskable(secret)
+    if (why !== undefined)
+      warnings.push(
+        `the API key is not masked in these files: ${why}. It is never written by us; a server that echoes it ` +
+          'would show it. Use a longer key to have it masked',
+      )
+  }
   if (inexactPrompts > 0)
     warnings.push(
       `${inexactPrompts} text prompts re-tokenized to another length than built (their requested_prompt_tokens ` +
@@ -126,14 +151,21 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       const problem = await flushCache(pool, opts.signal)
       if (problem !== undefined) warnings.push(problem)
     }
+    claimRunFolder(outDir)
     const csv = new CsvWriter(runFile(outDir, 'requests.csv'))
     const host = opts.shard ?? { index: 0, count: 1 }
     // this host's rows: requests index, index + count, …
     const table = new RecordTable(shareOf(dataset.length, host.index, host.count))
     const sources = metricsSources(target)
     // a conversation's turns share its history: one load thread holds them all
-    const threads =
-      plan !== undefined ? 1 : opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes
+    // never more threads than requests: a thread with nothing to send costs its memory (~25 MB) for nothing
+    const threads = Math.max(
+      1,
+      Math.min(
+        dataset.length,
+        plan !== undefined ? 1 : opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes,
+      ),
+    )
     let lateStartMs: number | undefined
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
     const result = await runShards({
@@ -144,11 +176,12 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       origin: opts.startAt === undefined ? undefined : clock.origin,
       maxInFlight: opts.maxInFlight,
       spec: {
-        origin: where.origin,
+        origin: where.url,
         host: where.host,
         runId,
         send: sendOptions,
         body,
+        ...(opts.maxConcurrency === undefined ? {} : { clockFromSlot: true }),
         ...(opts.users === undefined ? {} : { users: { thinkTime: opts.thinkTime, seed: opts.seed } }),
         ...(plan === undefined ? {} : { conversations: { ...plan, thinkTime: opts.thinkTime, seed: opts.seed } }),
       },
@@ -199,7 +232,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       seed: opts.seed,
       options: describeOptions(opts, dataset.length),
       package_version: PACKAGE_VERSION,
-      target: target.name === undefined ? where.origin : `${target.name} (${where.origin})`,
+      target: target.name === undefined ? where.display : `${target.name} (${where.display})`,
       server_info: serverInfo,
       clock: where.sameHost
         ? {
@@ -345,7 +378,8 @@ async function datasetFor(
       chat: opts.api === 'chat',
       ids: opts.api !== 'chat' && (opts.promptAs === 'ids' || forceIds),
     }
-    const built = await buildDataset(opts.dataset, opts.requests, opts.seed, form, opts.signal)
+    const nonce = opts.promptNonce === false ? 0 : (opts.promptNonce ?? 0)
+    const built = await buildDataset(opts.dataset, opts.requests, opts.seed, form, opts.signal, nonce)
     return { ...built, tokenizer }
   } finally {
     await tokenizer.close()
@@ -354,14 +388,19 @@ async function datasetFor(
 
 /** The options as summary.json records them: no API key, no functions, Infinity spelled out. */
 function describeOptions(opts: ReturnType<typeof validateBenchOptions>, requests: number): Record<string, unknown> {
-  const { apiKey, signal, onProgress, timeline, headers, ...rest } = opts
+  const { apiKey, signal, onProgress, timeline, headers, extraBody, ...rest } = opts
   void signal
   void onProgress
   return {
     ...rest,
+    // a body field named like a credential is recorded as set, never as its value
+    extraBody: Object.fromEntries(
+      Object.entries(extraBody).map(([k, v]) => [k, SECRET_FIELD.test(k) ? '(set, not recorded)' : v]),
+    ),
     requests,
     rate: Number.isFinite(opts.rate) ? opts.rate : 'Infinity',
-    maxInFlight: Number.isFinite(opts.maxInFlight) ? opts.maxInFlight : 'Infinity',
+    maxInFlight:
+      opts.maxConcurrency !== undefined || !Number.isFinite(opts.maxInFlight) ? 'Infinity' : opts.maxInFlight,
     headers: Object.keys(headers),
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),

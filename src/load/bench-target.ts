@@ -1,3 +1,5 @@
+import { baseUrl } from '../common/base-url.ts'
+
 /** Where load goes: a URL, or a started topology (which carries `url`, its workers and its control endpoint). */
 export interface BenchTarget {
   url: string
@@ -16,6 +18,12 @@ export interface BenchTarget {
 
 export interface ResolvedTarget {
   origin: string
+  /** The URL the load goes to, its path prefix and query kept (what targetPool takes). */
+  url: string
+  /** The URL as files show it: credentials and query values masked. */
+  display: string
+  /** What the URL's credentials and query hold, masked wherever they would be written. */
+  secrets: string[]
   /** host:port, the default `host` of each record (a router may name the worker instead). */
   host: string
   /** Client and server share one clock only when the server runs on this machine. */
@@ -26,5 +34,13 @@ const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|\[::1\])$/u
 
 export function resolveTarget(target: BenchTarget): ResolvedTarget {
   const url = new URL(target.url)
-  return { origin: url.origin, host: url.host, sameHost: LOOPBACK.test(url.hostname) }
+  const b = baseUrl(target.url)
+  return {
+    origin: url.origin,
+    url: target.url,
+    display: b.display,
+    secrets: b.secrets,
+    host: url.host,
+    sameHost: LOOPBACK.test(url.hostname),
+  }
 }

@@ -1,6 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync } from 'node:fs'
 import { basename, dirname, join, resolve, sep } from 'node:path'
-import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
+import { ensureDir, removeStale, writeArtifact } from '../common/artifact-file.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
@@ -10,6 +10,7 @@ import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchSummary, benchRun } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
+import { RUN_FILES } from './run-folder.ts'
 import { type RunFolder, readRunFolder } from './run-folder-reader.ts'
 
 export const MERGE_HELP = `vitest-llm-perf merge DIR... --out DIR
@@ -91,8 +92,10 @@ export async function mergeRuns(dirs: readonly string[], out: string): Promise<B
   try {
     const summary = writeMerged(shards, staging)
     ensureDir(out)
-    for (const name of ['requests.csv', 'summary.json', 'report.html', 'server-metrics.csv'])
+    // the merged run owns its files: one the shards did not have (server-metrics.csv) is not left from before
+    for (const name of RUN_FILES)
       if (existsSync(join(staging, name))) renameSync(join(staging, name), join(out, name))
+      else removeStale(out, [name])
     return summary
   } finally {
     rmSync(staging, { recursive: true, force: true })

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { unneutralise } from '../common/artifact-file.ts'
-import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
+import { CSV_COLUMNS, LATER_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
@@ -67,12 +67,9 @@ export function readRunFolder(dir: string, verb = 'read'): RunFolder {
     throw unusable(verb, dir, `requests.csv is not whole (${(err as Error).message})`)
   }
   const header = Object.keys(records[0] ?? {})
-  if (records.length > 0 && CSV_COLUMNS.some((c) => !header.includes(c)))
-    throw unusable(
-      verb,
-      dir,
-      `requests.csv lacks columns: ${CSV_COLUMNS.filter((c) => !header.includes(c)).join(', ')}`,
-    )
+  const lacking = CSV_COLUMNS.filter((c) => !header.includes(c) && !LATER_COLUMNS.includes(c))
+  if (records.length > 0 && lacking.length > 0)
+    throw unusable(verb, dir, `requests.csv lacks columns: ${lacking.join(', ')}`)
   if (records.length !== summary.requests)
     throw unusable(
       verb,

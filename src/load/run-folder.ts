@@ -4,13 +4,17 @@ import { ArtifactWriteError, ensureDir, removeStale, writeArtifact } from '../co
 /** The files a run writes into its folder. */
 export const RUN_FILES = ['requests.csv', 'summary.json', 'report.html', 'server-metrics.csv'] as const
 
+/** The run's folder is made before anything else, or the reason it cannot be is one error: nothing is removed yet. */
+export function prepareRunFolder(dir: string): void {
+  ensureDir(dir)
+}
+
 /**
- * A run owns the files it writes: the folder is made (or the reason it cannot be is one error), and what a
- * previous run left under those names is removed, so no stale server-metrics.csv sits beside new files. Other
- * files in the folder are left alone.
+ * A run owns the files it writes: what a previous run left under those names is removed once the new run really
+ * starts (its prompts built, its server answering), never before, so a run that fails to start keeps the last one's
+ * files; and no stale server-metrics.csv sits beside new files. Other files in the folder are left alone.
  */
 export function claimRunFolder(dir: string): void {
-  ensureDir(dir)
   removeStale(dir, RUN_FILES)
 }
 

@@ -28,6 +28,12 @@ export interface RunLoopInputs {
    * when it is sent (its arrival_time is the user's send, not the schedule's t = 0).
    */
   thinkMs?: (() => number) | undefined
+  /**
+   * `maxConcurrency` (bench_serving's --max-concurrency): a request that waited for a slot arrives when it gets one,
+   * so its latencies start at its send; the wait is its client_queue_time. Otherwise (`maxInFlight`) the latencies
+   * start at the scheduled arrival and hold the wait.
+   */
+  clockFromSlot?: boolean | undefined
 }
 
 /** A user's pause between an answer and its next request (ms). */
@@ -89,18 +95,24 @@ export async function runLoop(inp: RunLoopInputs): Promise<void> {
   }
   // closed-loop users thinking before their next request: k → its timer (an abort gives each its row)
   const thinking = new Map<number, NodeJS.Timeout>()
-  const start = (k: number, lagMs: number, arrivalMs?: number): void => {
+  const start = (k: number, lagMs: number, arrivalMs?: number, slotWaitMs = 0): void => {
     c.inFlight++
     c.sent++
     const obs = observe(inp, k, lagMs, arrivalMs)
+    obs.slotWaitMs = slotWaitMs
     const item = inp.dataset.item(inp.firstIndex + k * inp.stride)
     void sendRequest(inp.send, requestBody(item, obs.reqId, inp.body), obs).then((errorType) => {
       c.inFlight--
       finish(obs, errorType)
       if (waitFrom < waitTo && !inp.signal?.aborted) {
         const next = waitFrom++
-        if (inp.thinkMs === undefined) start(next, (waitingLags as Float64Array)[next] as number)
-        else {
+        if (inp.thinkMs === undefined) {
+          const now = inp.clock.nowMs()
+          const dueMs = (inp.arrivalsS[next] as number) * 1000 + ((waitingLags as Float64Array)[next] as number)
+          const waitMs = Math.max(0, now - dueMs)
+          if (inp.clockFromSlot === true) start(next, (waitingLags as Float64Array)[next] as number, now, waitMs)
+          else start(next, (waitingLags as Float64Array)[next] as number, undefined, waitMs)
+        } else {
           const timer = setTimeout(() => {
             thinking.delete(next)
             if (!inp.signal?.aborted) start(next, 0, inp.clock.nowMs())

@@ -1,4 +1,4 @@
-import type { Pool } from 'undici'
+import type { Dispatcher } from 'undici'
 
 const PROBE_TIMEOUT_MS = 2000
 
@@ -6,7 +6,7 @@ const PROBE_TIMEOUT_MS = 2000
 const limit = (ms: number, signal: AbortSignal | undefined): AbortSignal =>
   signal === undefined ? AbortSignal.timeout(ms) : AbortSignal.any([AbortSignal.timeout(ms), signal])
 
-async function getJson(pool: Pool, path: string, signal: AbortSignal | undefined): Promise<unknown> {
+async function getJson(pool: Dispatcher, path: string, signal: AbortSignal | undefined): Promise<unknown> {
   try {
     const res = await pool.request({
       path,
@@ -26,7 +26,10 @@ async function getJson(pool: Pool, path: string, signal: AbortSignal | undefined
 }
 
 /** The server's version and the settings that explain its numbers, from /server_info or /get_server_info. */
-export async function probeServerInfo(pool: Pool, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+export async function probeServerInfo(
+  pool: Dispatcher,
+  signal?: AbortSignal,
+): Promise<Record<string, unknown> | undefined> {
   const [current, legacy] = await Promise.all([
     getJson(pool, '/server_info', signal),
     getJson(pool, '/get_server_info', signal),
@@ -55,7 +58,7 @@ export async function probeServerInfo(pool: Pool, signal?: AbortSignal): Promise
  * What vLLM (`/version`) and llama.cpp's server (`/props`: its build, model and slots) say of themselves, in
  * /server_info's names; undefined where neither answers.
  */
-async function otherServerInfo(pool: Pool, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
+async function otherServerInfo(pool: Dispatcher, signal?: AbortSignal): Promise<Record<string, unknown> | undefined> {
   const [vllm, llamacpp] = await Promise.all([getJson(pool, '/version', signal), getJson(pool, '/props', signal)])
   const v = vllm as { version?: unknown } | undefined
   if (typeof v?.version === 'string') return { version: `vLLM ${v.version}` }
@@ -69,14 +72,14 @@ async function otherServerInfo(pool: Pool, signal?: AbortSignal): Promise<Record
 }
 
 /** The first model id from /v1/models; /v1 requests need one. */
-export async function probeModel(pool: Pool, signal?: AbortSignal): Promise<string | undefined> {
+export async function probeModel(pool: Dispatcher, signal?: AbortSignal): Promise<string | undefined> {
   const models = (await getJson(pool, '/v1/models', signal)) as { data?: Array<{ id?: unknown }> } | undefined
   const id = models?.data?.[0]?.id
   return typeof id === 'string' ? id : undefined
 }
 
 /** POST /flush_cache (the worker also takes GET; the router only POST). Returns a problem, if any. */
-export async function flushCache(pool: Pool, signal?: AbortSignal): Promise<string | undefined> {
+export async function flushCache(pool: Dispatcher, signal?: AbortSignal): Promise<string | undefined> {
   try {
     const res = await pool.request({
       path: '/flush_cache?timeout=30',

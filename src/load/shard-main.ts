@@ -85,6 +85,7 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
         firstIndex: spec.firstIndex,
         stride: spec.stride,
         maxInFlight: spec.maxInFlight,
+        clockFromSlot: spec.clockFromSlot,
         thinkMs:
           spec.users === undefined
             ? undefined

@@ -8,6 +8,7 @@ import type { LoopCounts, ThinkTime } from './run-loop.ts'
 
 /** What one load shard (a thread) needs, all of it cloneable: its requests and how to send them. */
 export interface ShardSpec {
+  /** The target's URL (its path prefix and query kept). */
   origin: string
   host: string
   runId: string
@@ -18,6 +19,8 @@ export interface ShardSpec {
   firstIndex: number
   stride: number
   maxInFlight: number
+  /** maxConcurrency: a request that waited for a slot is timed from its send (see RunLoopInputs.clockFromSlot). */
+  clockFromSlot?: boolean
   /** Closed-loop users: each slot is a user who sends the next request its think time after the last answer. */
   users?: { thinkTime: ThinkTime; seed: number }
   /** Multi-turn conversations (one shard holds them all): where each session's turns start, and when it opens. */

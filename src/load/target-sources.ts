@@ -4,14 +4,25 @@ import type { BenchTarget } from './bench-target.ts'
 
 /** Each worker's /metrics (the target itself when it names none) and the router's, when the load goes through it. */
 export function metricsSources(target: BenchTarget): MetricsSource[] {
-  const base = (url: string): string => url.replace(/\/+$/u, '')
+  // the URL's origin and path prefix: /metrics goes under the prefix, before any query
+  const base = (url: string): string => {
+    const u = new URL(url)
+    return `${u.origin}${u.pathname.replace(/\/+$/u, '')}`
+  }
+  // what is asked: the same, with the URL's credentials and query (a proxy's key), which `url` never shows
+  const via = (url: string): string => {
+    const u = new URL(url)
+    u.pathname = `${u.pathname.replace(/\/+$/u, '')}/metrics`
+    return u.href
+  }
   const workers = target.workers?.length
     ? target.workers.map((w, i) => ({
         name: w.name ?? `worker-${i + 1}`,
         url: `${base(w.url)}/metrics`,
+        via: via(w.url),
         kind: 'worker' as const,
       }))
-    : [{ name: 'server', url: `${base(target.url)}/metrics`, kind: 'worker' as const }]
+    : [{ name: 'server', url: `${base(target.url)}/metrics`, via: via(target.url), kind: 'worker' as const }]
   const router =
     target.router !== undefined && base(target.router.url) === base(target.url) && target.router.metricsUrl !== ''
       ? [{ name: 'router', url: target.router.metricsUrl, kind: 'router' as const }]

@@ -4,7 +4,7 @@ import type { RequestRecord } from '../record/request-record.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
 import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
-import type { Objective } from '../slo/slo-spec.ts'
+import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { workerAt } from '../summarise/worker-at.ts'
@@ -21,15 +21,6 @@ export function formatValue(field: string, v: number | undefined): string {
   if (field === 'request_throughput') return `${v.toFixed(2)} req/s`
   if (field === 'output_token_throughput') return `${v.toFixed(1)} tok/s`
   return Number.isInteger(v) ? String(v) : v.toFixed(3)
-}
-
-/** "ttft p99", or the user's k6 expression quoted: "ttft 'p(99)<500'". */
-export function objectiveLabel(o: Objective): string {
-  return o.source.includes(':')
-    ? o.kind === 'rate'
-      ? o.field
-      : `${o.field} ${o.aggregation}`
-    : `${o.field} '${o.source}'`
 }
 
 function missText(r: ObjectiveResult): string {

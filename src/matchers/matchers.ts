@@ -7,9 +7,10 @@ import { RecordTable } from '../record/record-table.ts'
 import { compareToBaseline } from '../slo/baseline.ts'
 import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
+import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { toSustain } from './capacity-matchers.ts'
-import { formatEvaluation, objectiveLabel } from './format-slo.ts'
+import { formatEvaluation } from './format-slo.ts'
 import { reportVerdicts } from './report-verdicts.ts'
 
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {

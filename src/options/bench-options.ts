@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { z } from 'zod'
 import { InvalidOptionError } from '../common/errors.ts'
 import { describeValue, formatIssues } from '../common/format-issues.ts'
@@ -6,6 +7,13 @@ import type { ProgressSnapshot } from './progress-snapshot.ts'
 import type { SloSpec } from './slo-options.ts'
 
 /** zod's number() refuses Infinity, which these options need. */
+/** Load threads beyond this many a core only contend for it. */
+const MAX_THREADS_PER_CORE = 4
+/** Warm-up touches every code path; more than this is a load of its own. */
+const MAX_WARMUP = 1000
+/** A /metrics scrape takes milliseconds: sampling faster fails every scrape. */
+const MIN_METRICS_INTERVAL_MS = 10
+
 const positiveOrInfinity = (error: string, integer = false) =>
   z.custom<number>(
     (v) => typeof v === 'number' && v > 0 && (v === Number.POSITIVE_INFINITY || !integer || Number.isInteger(v)),
@@ -47,6 +55,19 @@ export const benchOptionsSchema = z.strictObject({
   normalize: z.boolean({ error: 'expected a boolean' }).default(false),
   /** Seed for the schedule and the dataset. @default 42 (as bench_serving) */
   seed: z.int({ error: 'expected an integer' }).default(42),
+  /**
+   * Mixed into random prompts' tokens (their lengths stay the seed's): by default a new one each run, so no run,
+   * sweep point or capacity step is answered from a prefix cache an earlier one filled; summary.json's
+   * options.promptNonce says which was used, and giving it again repeats the prompts. `false`: the seed's
+   * prompts every run (a warm cache on a repeat). Shards of one run share theirs (from `startAt`). A shared-prefix
+   * dataset, a trace and conversations share on purpose and keep their prompts.
+   * @default a new one each run
+   */
+  promptNonce: z
+    .union([z.int({ error: 'expected an integer or false' }), z.literal(false)], {
+      error: 'expected an integer or false',
+    })
+    .optional(),
   dataset: datasetSchema.default({
     kind: 'random',
     inputLen: 128,
@@ -102,7 +123,20 @@ export const benchOptionsSchema = z.strictObject({
       },
     )
     .default(0),
-  /** Cap on concurrent requests; later arrivals wait (the wait shows in queue_time_in_router). @default Infinity */
+  /**
+   * bench_serving's and vllm bench's `--max-concurrency`: at most N requests in flight; a request due while all N
+   * are busy waits for a slot, and its latencies (ttft, total_latency, …) start when it is sent, as theirs do. The
+   * wait is its own column, client_queue_time, never inside ttft.
+   */
+  maxConcurrency: z
+    .int({ error: 'expected a positive integer' })
+    .positive({ error: 'expected a positive integer' })
+    .optional(),
+  /**
+   * Cap on concurrent requests where the wait for a slot counts: a request's latencies start at its scheduled
+   * arrival, so ttft holds the wait (also in queue_time_in_router and client_queue_time) — what an open-loop
+   * user behind a client-side limit sees. For bench_serving's meaning use `maxConcurrency`. @default Infinity
+   */
   maxInFlight: positiveOrInfinity('expected a positive integer or Infinity', true).default(Number.POSITIVE_INFINITY),
   /**
    * Load threads on this host: request i is sent by thread i mod N, at the same absolute time one thread would
@@ -142,10 +176,14 @@ export const benchOptionsSchema = z.strictObject({
     .number({ error: 'expected epoch milliseconds' })
     .positive({ error: 'expected epoch milliseconds' })
     .optional(),
-  /** Requests sent before the run and left out of every statistic. @default 0 */
+  /**
+   * Requests sent before the run and left out of every statistic, at most 64 at a time, with a prompt of their own
+   * (the run's first request is not answered from the cache they fill). @default 0
+   */
   warmup: z
-    .int({ error: 'expected a non-negative integer' })
-    .nonnegative({ error: 'expected a non-negative integer' })
+    .int({ error: `expected an integer from 0 to ${MAX_WARMUP}` })
+    .nonnegative({ error: `expected an integer from 0 to ${MAX_WARMUP}` })
+    .max(MAX_WARMUP, { error: `expected an integer from 0 to ${MAX_WARMUP}` })
     .default(0),
   /** Call the server's /flush_cache before the run. @default false */
   flushCache: z.boolean({ error: 'expected a boolean' }).default(false),
@@ -179,8 +217,10 @@ export const benchOptionsSchema = z.strictObject({
   headersTimeoutMs: positiveMs.default(600_000),
   /** How often each server's /metrics is sampled into server-metrics.csv; 0 turns sampling off. @default 250 */
   metricsIntervalMs: z
-    .number({ error: 'expected a number of milliseconds (0 = off)' })
-    .nonnegative({ error: 'expected a number of milliseconds (0 = off)' })
+    .number({ error: `expected 0 (off) or at least ${MIN_METRICS_INTERVAL_MS} ms` })
+    .refine((v) => v === 0 || v >= MIN_METRICS_INTERVAL_MS, {
+      error: `expected 0 (off) or at least ${MIN_METRICS_INTERVAL_MS} ms (a scrape takes longer than less)`,
+    })
     .default(250),
   /** Aborts the run; unsent requests are recorded as failed, never dropped. */
   signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
@@ -247,8 +287,13 @@ export function validateBenchOptions(
     problems.push(`\`burstiness\`: only applies to arrival 'gamma', got arrival '${opts.arrival}'`)
   }
   const given = input as Record<string, unknown>
+  if (opts.maxConcurrency !== undefined && given['maxInFlight'] !== undefined)
+    problems.push(
+      '`maxInFlight`: caps the requests in flight with the wait counted in their latencies, maxConcurrency without ' +
+        'it; expected one of them, got both',
+    )
   if (opts.users !== undefined)
-    for (const k of ['rate', 'maxInFlight', 'normalize'] as const)
+    for (const k of ['rate', 'maxInFlight', 'maxConcurrency', 'normalize'] as const)
       if (given[k] !== undefined)
         problems.push(
           `\`${k}\`: closed-loop users set the pace themselves (each sends after its last answer), got ${k} with users`,
@@ -304,6 +349,17 @@ export function validateBenchOptions(
     )
   }
   const threads = opts.processes === 'auto' ? 1 : opts.processes
+  const cores = availableParallelism()
+  if (threads > MAX_THREADS_PER_CORE * cores)
+    problems.push(
+      `\`processes\`: expected at most ${MAX_THREADS_PER_CORE * cores} (${MAX_THREADS_PER_CORE} per core of the ${cores} ` +
+        `this process may use; each load thread holds ~25 MB and more cannot send faster), got ${opts.processes}`,
+    )
+  if (opts.maxConcurrency !== undefined && opts.maxConcurrency < threads)
+    problems.push(
+      `\`maxConcurrency\`: each of the ${threads} load processes needs at least one slot, ` +
+        `got maxConcurrency ${opts.maxConcurrency}`,
+    )
   if (Number.isFinite(opts.maxInFlight) && opts.maxInFlight < threads)
     problems.push(
       `\`maxInFlight\`: each of the ${threads} load processes needs at least one slot, ` +

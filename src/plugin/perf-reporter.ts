@@ -23,8 +23,11 @@ const COLUMNS = [
   'success',
   'ttft p50',
   'ttft p99',
+  'tpot p50',
   'e2e p99',
   'q p99',
+  'wait p99',
+  'cache',
   'sent/s',
   'done/s',
   'tok/s',
@@ -36,7 +39,7 @@ export function rowCells(r: TableRow): string[] {
   // no objective judged this run: '—', whatever the test's own assertions did (the mark before its name says)
   const slo = s.invalid !== undefined ? `invalid (${s.invalid})` : s.slo.length === 0 ? '—' : s.slo.join(' ')
   return [
-    `${MARK[r.state] ?? '·'} ${r.test}${s.name === undefined ? '' : ` [${s.name}]`}${lengthsNote(s)}`,
+    `${MARK[r.state] ?? '·'} ${r.test}${s.name === undefined || s.name === r.test ? '' : ` [${s.name}]`}${lengthsNote(s)}`,
     s.users !== undefined
       ? `${s.users} users`
       : s.trace_speedup !== undefined
@@ -48,8 +51,11 @@ export function rowCells(r: TableRow): string[] {
     `${(s.success_rate * 100).toFixed(1)}%`,
     f1(s.ttft_p50),
     f1(s.ttft_p99),
+    f1(s.tpot_p50),
     f1(s.total_latency_p99),
     f1(s.pure_queue_time_p99),
+    f1(s.client_queue_time_p99),
+    s.cache_hit_rate === undefined || s.cache_hit_rate === null ? '—' : `${(s.cache_hit_rate * 100).toFixed(0)}%`,
     f1(s.achieved_rate),
     f1(s.request_throughput),
     f1(s.output_token_throughput),
@@ -59,7 +65,8 @@ export function rowCells(r: TableRow): string[] {
 
 export const CI_COLUMNS = 120
 export const TABLE_TITLE =
-  ' LLM perf (times in ms; q: pure queue time; sent/s: requests sent a second; done/s: completions a second over the whole run, ' +
+  ' LLM perf (times in ms; q: pure queue time; wait: for a free client slot, outside ttft under maxConcurrency; ' +
+  'cache: prompt tokens answered from the prefix cache; sent/s: requests sent a second; done/s: completions a second over the whole run, ' +
   'drain included; tok/s: output tokens a second)'
 /** Reports listed after the table, beyond which runs.json has them. */
 const LISTED_REPORTS = 8
@@ -110,8 +117,9 @@ function wrap(text: string, width: number, indent: string): string[] {
  * names are cut to fit beside the figures, and the SLO verdicts go on a line of their own below the row.
  */
 export function textTable(rows: readonly TableRow[], columns?: number): string {
-  const cells = [COLUMNS as readonly string[], ...rows.map(rowCells)]
-  const widths = COLUMNS.map((_, i) => Math.max(...cells.map((c) => [...(c[i] as string)].length)))
+  const keep = shownColumns(rows)
+  const cells = [COLUMNS as readonly string[], ...rows.map(rowCells)].map((c) => c.filter((_, i) => keep[i]))
+  const widths = (cells[0] as string[]).map((_, i) => Math.max(...cells.map((c) => [...(c[i] as string)].length)))
   const line = (c: readonly string[], w: readonly number[]): string =>
     c
       .map((v, i) => (i === 0 || i === c.length - 1 ? v.padEnd(w[i] as number) : v.padStart(w[i] as number)))
@@ -120,23 +128,50 @@ export function textTable(rows: readonly TableRow[], columns?: number): string {
   const full = cells.map((c) => line(c, widths))
   if (columns === undefined || full.every((l) => [...l].length <= columns)) return full.join('\n')
   const figures = widths.slice(1, -1).reduce((a, w) => a + w + 2, 0)
-  const nameWidth = Math.max(12, columns - figures - 1)
+  const room = columns - figures - 1
+  // too little room beside the figures for a name to be read: each name goes on a line of its own above its row
+  const ownLine = room < MIN_NAME
+  const nameWidth = ownLine ? 1 : room
   const narrow = [nameWidth, ...widths.slice(1, -1)]
   return cells
     .flatMap((c, row) => {
-      const head = line([cutName(c[0] as string, nameWidth), ...c.slice(1, -1)], narrow)
+      const name = c[0] as string
+      const head = line(
+        [ownLine ? (row === 0 ? '' : name.slice(0, 1)) : cutName(name, nameWidth), ...c.slice(1, -1)],
+        narrow,
+      )
       const slo = c.at(-1) as string
-      return row === 0 || slo === '—' ? [head] : [head, ...wrap(`SLO: ${slo}`, columns, '    ')]
+      return [
+        ...(ownLine && row > 0 ? wrap(name, columns, '') : []),
+        head,
+        ...(row === 0 || slo === '—' ? [] : wrap(`SLO: ${slo}`, columns, '    ')),
+      ]
     })
     .join('\n')
 }
 
+/** A name cut shorter than this says nothing: it goes on its own line instead. */
+const MIN_NAME = 24
+/** Columns shown only when some row has something in them. */
+const OPTIONAL = new Set(['tpot p50', 'wait p99', 'cache'])
+
+/** Which columns to show: all, but an optional one whose every row is empty (or, for the wait, 0). */
+function shownColumns(rows: readonly TableRow[]): boolean[] {
+  const body = rows.map(rowCells)
+  return COLUMNS.map(
+    (name, i) => !OPTIONAL.has(name) || body.some((c) => c[i] !== '—' && !(name === 'wait p99' && c[i] === '0.0')),
+  )
+}
+
 export function markdownTable(rows: readonly TableRow[]): string {
+  const keep = shownColumns(rows)
+  const shown = <T>(c: readonly T[]): T[] => c.filter((_, i) => keep[i])
   const line = (c: readonly string[]): string => `| ${c.map((v) => v.replaceAll('|', '\\|')).join(' | ')} |`
+  const names = shown(COLUMNS)
   return [
-    line(COLUMNS),
-    line(COLUMNS.map((_, i) => (i === 0 || i === COLUMNS.length - 1 ? '---' : '---:'))),
-    ...rows.map((r) => line(rowCells(r))),
+    line(names),
+    line(names.map((_, i) => (i === 0 || i === names.length - 1 ? '---' : '---:'))),
+    ...rows.map((r) => line(shown(rowCells(r)))),
   ].join('\n')
 }
 

@@ -10,6 +10,12 @@ export interface CompactSummary {
   ttft_p99: number | undefined
   total_latency_p99: number | undefined
   pure_queue_time_p99: number | undefined
+  /** Time per output token, p50 (ms). */
+  tpot_p50?: number | undefined
+  /** The wait for a free client slot (maxConcurrency, maxInFlight), p99 (ms). */
+  client_queue_time_p99?: number | undefined
+  /** Cached prompt tokens over prompt tokens, where the server reports them. */
+  cache_hit_rate?: number | null
   request_throughput: number
   output_token_throughput: number | null
   csv: string
@@ -54,6 +60,9 @@ export function compactSummary(run: BenchRun): CompactSummary {
     ttft_p99: m.ttft?.p99 ?? m.client_ttft?.p99,
     total_latency_p99: m.total_latency?.p99,
     pure_queue_time_p99: m.pure_queue_time?.p99,
+    tpot_p50: m.tpot?.p50,
+    client_queue_time_p99: m.client_queue_time?.p99,
+    cache_hit_rate: run.summary.cache_hit_rate ?? null,
     request_throughput: run.summary.request_throughput,
     output_token_throughput: run.summary.output_token_throughput,
     csv: run.files.csv,

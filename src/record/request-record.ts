@@ -56,6 +56,12 @@ export interface RequestRecord {
   /** A conversation's session (from 0) and turn (from 1); empty outside conversations. */
   session_id: number | undefined
   turn: number | undefined
+  /**
+   * The wait on the client for a free slot after the request was due (bench_serving's semaphore wait). Under
+   * `maxConcurrency` it is outside ttft and every latency (their clock starts at the send); under `maxInFlight` it is
+   * inside them (their clock starts at the scheduled arrival).
+   */
+  client_queue_time: number | undefined
 }
 
 /**
@@ -138,6 +144,7 @@ export function buildRecord(
     warning: warningOf(obs, outTokens),
     session_id: obs.sessionId,
     turn: obs.turn,
+    client_queue_time: seconds(obs.slotWaitMs),
   }
 }
 

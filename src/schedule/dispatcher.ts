@@ -25,6 +25,8 @@ export interface DispatchOptions {
 
 /** Below this distance to the next target the dispatcher stops sleeping and stays awake. */
 const SPIN_WINDOW_MS = 2
+/** The longest single sleep: far below setTimeout's 2^31 − 1 ms, past which Node fires it after 1 ms. */
+const MAX_NAP_MS = 60_000
 /** While awake, the longest the event loop is held before sockets and timers get a turn. */
 const YIELD_EVERY_MS = 0.05
 
@@ -57,7 +59,8 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
         }
         const target = targetsMs[next] as number
         if (target - now > SPIN_WINDOW_MS) {
-          timer = setTimeout(tick, target - now - SPIN_WINDOW_MS)
+          // in bounded naps: setTimeout overflows past 2^31 − 1 ms (24.8 days) to 1 ms, and would spin
+          timer = setTimeout(tick, Math.min(target - now - SPIN_WINDOW_MS, MAX_NAP_MS))
           return
         }
         const offset = performance.now() - now

@@ -42,6 +42,11 @@ export interface Observation {
   /** A conversation's turn: its session and turn (from 1); undefined outside conversations. */
   sessionId: number | undefined
   turn: number | undefined
+  /**
+   * How long the request waited on the client for a free slot (maxConcurrency, maxInFlight, users) after it was
+   * due; undefined where the loop does not know (conversations).
+   */
+  slotWaitMs: number | undefined
   /** The generated text, kept only where a later turn needs it (`''` asks for it; undefined keeps nothing). */
   answer: string | undefined
   /** As `answer`, the generated token ids (/generate's output_ids), where a later turn sends ids. */
@@ -53,13 +58,16 @@ export function newObservation(
     Observation,
     'index' | 'reqId' | 'inputLength' | 'expectedOutputLength' | 'arrivalMs' | 'dispatchLagMs' | 'host'
   > &
-    Partial<Pick<Observation, 'requestedPromptTokens' | 'chat' | 'sessionId' | 'turn' | 'answer' | 'answerIds'>>,
+    Partial<
+      Pick<Observation, 'requestedPromptTokens' | 'chat' | 'sessionId' | 'turn' | 'answer' | 'answerIds' | 'slotWaitMs'>
+    >,
 ): Observation {
   return {
     requestedPromptTokens: undefined,
     chat: false,
     sessionId: undefined,
     turn: undefined,
+    slotWaitMs: undefined,
     answer: undefined,
     answerIds: undefined,
     ...init,

@@ -1,6 +1,7 @@
 import { stringify } from 'csv-stringify/sync'
-import { Pool } from 'undici'
+import type { Dispatcher } from 'undici'
 import { AppendFile, type ArtifactWriteError, neutralise } from '../common/artifact-file.ts'
+import { poolFor } from '../common/base-url.ts'
 import { getOrCreate } from '../common/get-or-create.ts'
 import { type GpuRow, GpuSampler } from './gpu-sampler.ts'
 import { impossibleValue, routerValues, workerValues } from './metric-map.ts'
@@ -8,7 +9,10 @@ import { impossibleValue, routerValues, workerValues } from './metric-map.ts'
 /** Where one server's /metrics is read: a worker (SGLang, vLLM, llama.cpp) or the router's Prometheus port. */
 export interface MetricsSource {
   name: string
+  /** The /metrics URL as files show it (no credentials, no query). */
   url: string
+  /** The URL asked, where it differs: with the target's credentials and query (a proxy's key). */
+  via?: string
   kind: 'worker' | 'router'
 }
 
@@ -56,7 +60,7 @@ const row = (r: readonly [number, string, string, number]): string =>
 export class MetricsSampler {
   readonly path: string
   readonly #sources: MetricsSource[]
-  readonly #pools: Map<string, Pool>
+  readonly #pools: Map<string, Dispatcher>
   readonly #nowMs: () => number
   readonly #intervalMs: number
   readonly #workerName: (url: string) => string
@@ -87,7 +91,7 @@ export class MetricsSampler {
     this.#intervalMs = init.intervalMs
     this.#workerName = init.workerName
     this.#pools = new Map(
-      init.sources.map((s) => [s.name, new Pool(new URL(s.url).origin, { connections: 1, keepAliveTimeout: 4000 })]),
+      init.sources.map((s) => [s.name, poolFor(s.via ?? s.url, { connections: 1, keepAliveTimeout: 4000 })]),
     )
     for (const s of init.sources) this.#outcomes.set(s.name, { url: s.url, samples: 0, failed: 0, note: undefined })
     this.#file = new AppendFile(init.path, stringify([['time', 'source', 'metric', 'value']]))
@@ -166,8 +170,9 @@ export class MetricsSampler {
     const outcome = this.#outcomes.get(source.name) as SourceOutcome
     const timeout = Math.min(TIMEOUT_CAP_MS, this.#intervalMs * 2)
     try {
-      const res = await (this.#pools.get(source.name) as Pool).request({
-        path: new URL(source.url).pathname,
+      // the pool's URL is the /metrics URL itself: its path (and any query) come from it
+      const res = await (this.#pools.get(source.name) as Dispatcher).request({
+        path: '',
         method: 'GET',
         headersTimeout: timeout,
         bodyTimeout: timeout,

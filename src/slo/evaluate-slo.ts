@@ -152,6 +152,26 @@ const MAX_SIMULATOR_BEHIND_S = 0.1
  * (dispatch lag, event-loop delay) or a simulator process fell behind (a worker its profile, the router its event
  * loop: the process lacked the CPU).
  */
+/**
+ * Why a run with no successful request passes nothing, in the server's own words: its most common error (and a hint
+ * for a refused connection). Undefined when some request succeeded, or when none was sent (an empty run).
+ */
+export function noSuccess(run: Pick<BenchRun, 'summary' | 'table'>): string | undefined {
+  const s = run.summary
+  if (s.requests === 0 || s.successes > 0) return undefined
+  const counts = new Map<string, number>()
+  for (let i = 0; i < run.table.length; i++) {
+    const e = run.table.text('error', i) ?? 'failed without an error message'
+    counts.set(e, (counts.get(e) ?? 0) + 1)
+  }
+  const [error, n] = [...counts].sort((a, b) => b[1] - a[1])[0] as [string, number]
+  const refused = (s.errors_by_type['refused'] ?? 0) > 0
+  return (
+    `no request succeeded: ${s.failures} of ${s.requests} failed, ${n === s.failures ? 'all' : `${n}`} with ` +
+    `"${error}"${refused ? ` (connection refused by ${s.target}: is the server running?)` : ''}`
+  )
+}
+
 export function invalidRun(
   s: BenchSummary,
   options: Pick<SloOptions, 'maxDispatchLagMs' | 'maxEventLoopDelayMs' | 'maxReceiveBusy'> = {},

@@ -1,3 +1,5 @@
+import { closest } from 'fastest-levenshtein'
+import { NUMERIC_COLUMNS } from '../common/columns.ts'
 import { InvalidThresholdError } from '../common/errors.ts'
 import { type DurationObjectives, RATE_METRICS, type RateObjectives, type SloSpec } from '../options/slo-options.ts'
 
@@ -25,6 +27,8 @@ export interface Objective {
   source: string
   minSamples?: number
   kind: 'duration' | 'rate'
+  /** Added by a search, not named by the user (capacity's default success_rate ≥ 0.99). */
+  implied?: boolean
 }
 
 const K6 = /^\s*(avg|min|med|max|rate|value|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/u
@@ -80,12 +84,49 @@ export function normalizeSpec(spec: SloSpec): Objective[] {
       problems.push((err as Error).message)
     }
   }
+  for (const o of objectives) {
+    const impossible = impossibleLimit(o)
+    if (impossible !== undefined) problems.push(impossible)
+  }
   if (problems.length > 0) throw new InvalidThresholdError(problems.join('\n'))
   if (objectives.length === 0) throw new InvalidThresholdError('The SLO spec names no objective')
   return objectives
 }
 
+const METRICS: readonly string[] = [...NUMERIC_COLUMNS, ...RATE_METRICS]
+
+/** Fractions of the run (0 … 1): a limit no run can meet is a typo, said before the load, not after it. */
+const FRACTIONS = new Set(['success_rate', 'goodput', 'peak_token_usage'])
+
+function impossibleLimit(o: Objective): string | undefined {
+  const met = (v: number): boolean =>
+    o.comparator === '<'
+      ? v < o.limit
+      : o.comparator === '<='
+        ? v <= o.limit
+        : o.comparator === '>'
+          ? v > o.limit
+          : v >= o.limit
+  if (FRACTIONS.has(o.field) && !met(0) && !met(1))
+    return `${o.field} '${o.source}': ${o.field} is a fraction from 0 to 1, and no run can meet this limit`
+  if (o.kind === 'duration' && (o.comparator === '<' || o.comparator === '<=') && !met(0))
+    return `${o.field} '${o.source}': a duration is never below 0 ms, and no run can meet this limit`
+  return undefined
+}
+
+/** A metric no run reports, named with the nearest one: checked before any request is sent. */
+function unknownMetric(field: string): string | undefined {
+  if (METRICS.includes(field)) return undefined
+  return (
+    `Unknown metric '${field}' (did you mean '${closest(field, METRICS as string[])}'?): expected a numeric ` +
+    'requests.csv column (e.g. ttft, client_ttft, pure_queue_time, total_latency, tpot) or one of ' +
+    `${RATE_METRICS.join(', ')}`
+  )
+}
+
 function fieldObjectives(field: string, value: DurationObjectives | RateObjectives | readonly string[]): Objective[] {
+  const unknown = unknownMetric(field)
+  if (unknown !== undefined) throw new InvalidThresholdError(unknown)
   if (Array.isArray(value)) return value.map((t: string) => parseThreshold(field, t))
   const rate = (RATE_METRICS as readonly string[]).includes(field)
   const out: Objective[] = []
@@ -133,4 +174,13 @@ export function requiredSamples(o: Objective): number {
   if (o.percentile === undefined || o.percentile <= 0) return 1
   if (o.percentile >= 100) return 1
   return Math.ceil(1 / (1 - o.percentile / 100) - 1e-9)
+}
+
+/** "ttft p99", or the user's k6 expression quoted: "ttft 'p(99)<500'". */
+export function objectiveLabel(o: Objective): string {
+  return o.source.includes(':')
+    ? o.kind === 'rate'
+      ? o.field
+      : `${o.field} ${o.aggregation}`
+    : `${o.field} '${o.source}'`
 }

@@ -10,6 +10,7 @@ export const WORKLOAD = [
   'users',
   'thinkTime',
   'maxInFlight',
+  'maxConcurrency',
   'stream',
 ] as const
 

@@ -1,4 +1,5 @@
-import { Pool } from 'undici'
+import type { Dispatcher } from 'undici'
+import { baseUrl, poolFor } from '../common/base-url.ts'
 import { DatasetError } from '../common/errors.ts'
 import type { PromptTokenizer } from './prompt-tokenizer.ts'
 
@@ -44,7 +45,7 @@ export async function statedVocabularySize(
   headers: Record<string, string>,
   signal?: AbortSignal,
 ): Promise<number | undefined> {
-  const pool = new Pool(url, { connections: 1 })
+  const pool = poolFor(url, { connections: 1 })
   try {
     return await vocabularySize(pool, headers, signal)
   } finally {
@@ -53,7 +54,7 @@ export async function statedVocabularySize(
 }
 
 /** The vocabulary size where the server states it (llama.cpp's /v1/models meta.n_vocab); else unknown. */
-async function vocabularySize(pool: Pool, headers: Record<string, string>, signal?: AbortSignal) {
+async function vocabularySize(pool: Dispatcher, headers: Record<string, string>, signal?: AbortSignal) {
   try {
     const res = await pool.request({
       path: '/v1/models',
@@ -72,7 +73,7 @@ async function vocabularySize(pool: Pool, headers: Record<string, string>, signa
 }
 
 async function tokenize(
-  pool: Pool,
+  pool: Dispatcher,
   headers: Record<string, string>,
   shape: Shape,
   text: string,
@@ -118,7 +119,7 @@ export async function serverTokenizer(
   headers: Record<string, string>,
   signal?: AbortSignal,
 ): Promise<PromptTokenizer | { unavailable: string }> {
-  const pool = new Pool(new URL(url).origin, { connections: IN_FLIGHT })
+  const pool = poolFor(url, { connections: IN_FLIGHT })
   const problems: string[] = []
   for (const [shape, path] of SHAPES.flatMap((s) => PATHS.map((p) => [s, p] as const))) {
     const probe = await tokenize(pool, headers, shape, 'hello world', false, path, PROBE_TIMEOUT_MS, signal)
@@ -156,7 +157,7 @@ export async function serverTokenizer(
     }
     return {
       kind: 'server',
-      source: `${new URL(url).origin}${path} (${shape.name} shape)`,
+      source: `${baseUrl(url).display}${path} (${shape.name} shape)`,
       specialTokens,
       encode,
       encodeAll: (texts) => mapLimited(texts, IN_FLIGHT, encode),
@@ -164,7 +165,7 @@ export async function serverTokenizer(
     }
   }
   await pool.destroy()
-  return { unavailable: `${new URL(url).origin} answers no tokenize request: ${problems.join('; ')}` }
+  return { unavailable: `${baseUrl(url).display} answers no tokenize request: ${problems.join('; ')}` }
 }
 
 async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {

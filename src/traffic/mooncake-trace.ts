@@ -184,7 +184,19 @@ export async function traceReplay(
   if (count !== undefined && index < count)
     throw new DatasetError(`\`requests\`: the trace ${spec.path} has ${index} requests, ${count} were asked for`)
   if (index === 0) throw new DatasetError(`The trace ${spec.path} has no request`)
-  const first = arrivals[0] as number
+  // the run starts at the earliest arrival, wherever its line is in the file
+  const first = arrivals.reduce((m, a) => Math.min(m, a), Number.POSITIVE_INFINITY)
+  if (!lines.grouped) {
+    // lines are replayed in the file's order, and the cache each predicts rests on that order: one out of time
+    // order would be sent late by the whole gap, so the trace is refused, naming it
+    const back = arrivals.findIndex((a, i) => i > 0 && a < (arrivals[i - 1] as number))
+    if (back > 0)
+      throw new DatasetError(
+        `The trace ${spec.path}: request ${back + 1} arrives at ${(arrivals[back] as number) * 1000} ms, before ` +
+          `request ${back}'s ${(arrivals[back - 1] as number) * 1000} ms: sort the trace by timestamp (its lines are ` +
+          'replayed in order)',
+      )
+  }
   const dataset = packer.finish(index)
   const arrivalsS = Float64Array.from(arrivals, (a) => a - first)
   const predictedCached = Float64Array.from(predicted)

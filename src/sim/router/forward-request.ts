@@ -79,7 +79,11 @@ export function localDesk(
         pool: worker.pool,
         link: worker.link(),
         done: (ok) => {
-          if (ok !== undefined) worker.breaker.record(ok)
+          if (ok !== undefined) {
+            worker.breaker.record(ok)
+            // the gauge follows the breaker as it moves, not only at the next health check
+            metrics.cbState.set({ worker: worker.url }, worker.breaker.gauge)
+          }
           worker.inFlight--
           metrics.workerRequestsActive.set({ worker: worker.url }, worker.inFlight)
         },
@@ -248,8 +252,10 @@ async function overHttp1(
       signal: send.signal,
     })
   } catch (err) {
+    // a client that went away is no failure of the worker's: sglang-router counts the worker's own outcome only
+    if (send.signal.aborted) return 'aborted'
     record(false)
-    return send.signal.aborted ? 'aborted' : unreachable(worker, err)
+    return unreachable(worker, err)
   }
   if (RETRYABLE.has(upstream.statusCode)) {
     record(false)
@@ -261,7 +267,7 @@ async function overHttp1(
     await pipeline(upstream.body, res, { end: false })
     record(upstream.statusCode < 500)
   } catch {
-    record(false)
+    if (!send.signal.aborted) record(false)
     res.destroy()
   }
   return 'done'
@@ -283,8 +289,10 @@ async function overLink(
   try {
     up = await link.request(send.path, send.headers, send.rawBody, send)
   } catch (err) {
+    // a client that went away is no failure of the worker's: sglang-router counts the worker's own outcome only
+    if (send.signal.aborted) return 'aborted'
     record(false)
-    return send.signal.aborted ? 'aborted' : unreachable(worker, err)
+    return unreachable(worker, err)
   }
   if (RETRYABLE.has(up.status)) {
     record(false)
@@ -295,7 +303,7 @@ async function overLink(
   const ended = await up.pipe((chunk) => writeChunk(res, chunk))
   if (ended) record(up.status < 500)
   else {
-    record(false)
+    if (!send.signal.aborted) record(false)
     res.destroy()
   }
   return 'done'

@@ -77,7 +77,7 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
   if (!config.skipServerWarmup) await sleep(config.warmupTime)
   state.status = 'up'
   log('The server is fired up and ready to roll!')
-  scheduleFaults(config, server, link)
+  scheduleFaults(config, server, link, state)
   exitOnSignals(() => {
     link.close()
     server.close()
@@ -86,7 +86,22 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
   return server
 }
 
-function scheduleFaults(config: ReturnType<typeof resolveWorkerConfig>, server: Server, link: RouterLink): void {
+function scheduleFaults(
+  config: ReturnType<typeof resolveWorkerConfig>,
+  server: Server,
+  link: RouterLink,
+  state: WorkerState,
+): void {
+  const tokens = config.faultExitAfterTokens
+  if (tokens !== undefined) {
+    const check = setInterval(() => {
+      if (state.engine.generatedTotal < tokens) return
+      clearInterval(check)
+      log(`Fault injection: killing the worker after ${tokens} generated tokens (--fault-exit-after-tokens)`)
+      process.kill(process.pid, 'SIGKILL')
+    }, 1)
+    check.unref()
+  }
   if (config.faultExitAfter !== undefined) {
     setTimeout(() => {
       log(`Fault injection: killing the worker after ${config.faultExitAfter}s (--fault-exit-after)`)

@@ -30,6 +30,7 @@ export const WORKER_FLAGS: FlagSpec = {
   'fault-crash-at-start': { type: 'string' },
   'fault-exit-after': { type: 'string' },
   'fault-refuse-after': { type: 'string' },
+  'fault-exit-after-tokens': { type: 'string' },
   'fault-error-rate': { type: 'string' },
   'fault-stall-rate': { type: 'string' },
   'fault-stall-ms': { type: 'string' },
@@ -80,6 +81,13 @@ const schema = z.object({
   faultCrashAtStart: z.string().optional(),
   faultExitAfter: seconds.optional(),
   faultRefuseAfter: seconds.optional(),
+  faultExitAfterTokens: numberFlag('a positive number of tokens')
+    .pipe(
+      z
+        .int({ error: 'expected a positive number of tokens' })
+        .positive({ error: 'expected a positive number of tokens' }),
+    )
+    .optional(),
   faultErrorRate: fraction.default(0),
   faultStallRate: fraction.default(0),
   faultStallMs: numberFlag('a number of milliseconds')

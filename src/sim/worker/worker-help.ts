@@ -32,6 +32,8 @@ Simulator only:
 Faults:
   --fault-crash-at-start MESSAGE    print MESSAGE to stderr and exit 1 instead of starting
   --fault-exit-after S              SIGKILL itself S seconds after becoming ready (mid-stream)
+  --fault-exit-after-tokens N       SIGKILL itself once it has generated N output tokens: mid-stream by the load's
+                                    own progress, however busy the machine (tests wait on this, not on time)
   --fault-refuse-after S            stop accepting connections S seconds after becoming ready
   --fault-error-rate P              fail a fraction P of requests (500, or an error chunk when streaming)
   --fault-stall-rate P              pause a fraction P of streams half-way, for --fault-stall-ms

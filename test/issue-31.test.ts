@@ -1,0 +1,420 @@
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import type { StartedServer } from '../src/launch/started-server.ts'
+import { benchRequests } from '../src/load/bench-requests.ts'
+import { dispatchAtTargets } from '../src/schedule/dispatcher.ts'
+import { startSimRouter, startSimWorker } from './helpers/sim.ts'
+
+// Issue 31, reliability round 4: each test fails on the defect the audit reproduced, as a user would meet it.
+const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true', ...env } })
+const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-31-'))
+const read = (dir: string, name: string): string => readFileSync(join(dir, name), 'utf8')
+let worker: StartedServer
+beforeAll(async () => {
+  worker = await startSimWorker(['--speed', '4'], 'issue-31')
+})
+afterAll(() => worker.stop())
+
+/** A server in this process that answers GETs 404 and holds every POST open, saying when the first arrives. */
+async function holdingServer(): Promise<{ url: string; first: Promise<void>; server: Server }> {
+  let arrived: () => void = () => {}
+  const first = new Promise<void>((resolve) => (arrived = resolve))
+  const server = createServer((req, res) => {
+    if (req.method !== 'POST') res.writeHead(404).end()
+    else arrived()
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, first, server }
+}
+
+test('1. a short or numeric API key is never masked into the data: every cell and summary.json stay as written', async () => {
+  for (const key of ['true', '0.00', '1234']) {
+    const dir = outDir()
+    const r = await cli([
+      'run',
+      worker.url,
+      '--rate',
+      '50',
+      '--requests',
+      '20',
+      '--api-key',
+      key,
+      '--quiet',
+      '--out-dir',
+      dir,
+    ])
+    expect(r.exitCode, r.all).toBe(0)
+    const summary = JSON.parse(read(dir, 'summary.json'))
+    expect(summary.warnings.join(' ')).toMatch(/the API key is not masked in these files/u)
+    const csv = read(dir, 'requests.csv')
+    expect(csv).not.toContain('***')
+    expect(csv.split('\n')[1]?.split(',')[1]).toBe('true')
+    expect(summary.metrics.ttft.p50).toBeGreaterThan(0)
+  }
+  // the key from the environment (kept out of `ps`): a long one is masked wherever the server echoes it
+  const dir = outDir()
+  const r = await cli(['run', worker.url, '--rate', '50', '--requests', '5', '--quiet', '--out-dir', dir], {
+    LLM_PERF_API_KEY: 'sk-from-the-environment',
+  })
+  expect(r.exitCode, r.all).toBe(0)
+  expect(JSON.parse(read(dir, 'summary.json')).options.apiKey).toBe('(set, not recorded)')
+}, 60_000)
+
+test('2. a run that fails before sending anything keeps the previous run in its folder', async () => {
+  const dir = outDir()
+  expect(
+    (await cli(['run', worker.url, '--rate', '50', '--requests', '5', '--quiet', '--out-dir', dir])).exitCode,
+  ).toBe(0)
+  const before = read(dir, 'summary.json')
+  const failed = await cli([
+    'run',
+    worker.url,
+    '--dataset',
+    'sharegpt',
+    '--dataset-path',
+    join(dir, 'missing.json'),
+    '--out-dir',
+    dir,
+  ])
+  expect(failed.exitCode).toBe(1)
+  for (const f of ['requests.csv', 'summary.json', 'report.html']) expect(existsSync(join(dir, f)), f).toBe(true)
+  expect(read(dir, 'summary.json')).toBe(before)
+}, 60_000)
+
+test('3. Ctrl-C during run and capacity: unsent requests become aborted rows, the files are written, exit 130', async () => {
+  const held = await holdingServer()
+  try {
+    const dir = outDir()
+    const run = execa(
+      process.execPath,
+      [bin, 'run', held.url, '--rate', '20', '--requests', '200', '--tokenizer', 'words', '--quiet', '--out-dir', dir],
+      { reject: false, all: true },
+    )
+    await held.first
+    run.kill('SIGINT')
+    const r = await run
+    expect(r.exitCode, r.all).toBe(130)
+    const summary = JSON.parse(read(dir, 'summary.json'))
+    expect(summary.requests).toBe(200)
+    expect(summary.errors_by_type.aborted).toBe(200)
+    expect(
+      read(dir, 'requests.csv')
+        .split('\n')
+        .filter((l) => l !== ''),
+    ).toHaveLength(201)
+    const capDir = outDir()
+    const first = await holdingServer()
+    const cap = execa(
+      process.execPath,
+      [
+        bin,
+        'capacity',
+        first.url,
+        '--slo',
+        'client_ttft.p50<500',
+        '--tokenizer',
+        'words',
+        '--quiet',
+        '--out-dir',
+        capDir,
+      ],
+      { reject: false, all: true },
+    )
+    await first.first
+    cap.kill('SIGTERM')
+    const c = await cap
+    first.server.close()
+    expect(c.exitCode, c.all).toBe(130)
+    const json = JSON.parse(read(capDir, 'capacity.json'))
+    expect(json.complete).toBe(false)
+    expect(json.stoppedBy).toBe('interrupted')
+    expect(json.ended).toMatch(/interrupted after 0 steps: interrupted by SIGTERM/u)
+    expect(existsSync(join(capDir, 'step-01-1.00rps', 'summary.json'))).toBe(true)
+  } finally {
+    held.server.close()
+  }
+}, 60_000)
+
+test('4. merge, sweep and capacity own their folders: no stale file or point is left from before', async () => {
+  const dir = outDir()
+  const point = (rates: string) =>
+    cli([
+      'sweep',
+      worker.url,
+      '--rates',
+      rates,
+      '--requests',
+      '4',
+      '--quiet',
+      '--metrics-interval-ms',
+      '0',
+      '--out-dir',
+      dir,
+    ])
+  expect((await point('4,8')).exitCode).toBe(0)
+  expect(existsSync(join(dir, 'rate-8'))).toBe(true)
+  expect((await point('2')).exitCode).toBe(0)
+  expect(existsSync(join(dir, 'rate-8'))).toBe(false)
+  expect(JSON.parse(read(dir, 'sweep.json')).points).toHaveLength(1)
+  // a merge's folder loses the server-metrics.csv of an earlier merge whose shards had one
+  const startAt = Date.now() + 1500
+  const shards = [outDir(), outDir()]
+  await Promise.all(
+    shards.map((d, index) =>
+      benchRequests(worker, {
+        rate: 50,
+        requests: 4,
+        shard: { count: 2, index },
+        startAt,
+        outDir: d,
+        quiet: true,
+        metricsIntervalMs: 0,
+      }),
+    ),
+  )
+  const merged = outDir()
+  writeFileSync(join(merged, 'server-metrics.csv'), 'time,source,metric,value\n0,old,x,1\n')
+  const m = await cli(['merge', ...shards, '--out', merged])
+  expect(m.exitCode, m.all).toBe(0)
+  expect(existsSync(join(merged, 'server-metrics.csv'))).toBe(false)
+}, 60_000)
+
+test('5–7. runaway inputs are refused before anything starts: threads, warm-up, sampling interval', async () => {
+  const threads = await cli(['run', worker.url, '--processes', '1000', '--requests', '5'])
+  expect(threads.exitCode).toBe(1)
+  expect(threads.stderr).toMatch(/`processes`: expected at most \d+ \(4 per core/u)
+  const r = await cli(['run', worker.url, '--requests', '5', '--warmup', '100000000', '--metrics-interval-ms', '0.001'])
+  expect(r.exitCode).toBe(1)
+  expect(r.stderr).toContain('`warmup`: expected an integer from 0 to 1000')
+  expect(r.stderr).toContain('`metricsIntervalMs`: expected 0 (off) or at least 10 ms')
+  // more threads than requests: each request is one thread's at most
+  const run = await benchRequests(worker, { rate: 100, requests: 3, processes: 8, quiet: true, metricsIntervalMs: 0 })
+  expect(run.summary.load.processes).toBe(3)
+}, 60_000)
+
+test('6. an arrival past setTimeout’s 24.8-day limit is waited for in bounded naps, not spun on', async () => {
+  const warnings: string[] = []
+  const onWarning = (w: Error): void => {
+    warnings.push(w.name)
+  }
+  process.on('warning', onWarning)
+  const abort = new AbortController()
+  const waiting = { spinMs: 0 }
+  const t0 = performance.now()
+  const done = dispatchAtTargets({
+    targetsMs: Float64Array.of(30 * 24 * 3600 * 1000),
+    nowMs: () => performance.now() - t0,
+    fire: () => {},
+    signal: abort.signal,
+    waiting,
+  })
+  await new Promise((resolve) => setTimeout(resolve, 300))
+  abort.abort()
+  expect(await done).toBe(0)
+  process.off('warning', onWarning)
+  expect(warnings).not.toContain('TimeoutOverflowWarning')
+  expect(waiting.spinMs).toBeLessThan(50)
+})
+
+test('9. capacity judges every step’s success rate: half the requests failing fast is no capacity', async () => {
+  const failing = await startSimWorker(['--speed', '4', '--fault-error-rate', '0.5'], 'half-failing')
+  try {
+    const r = await cli([
+      'capacity',
+      failing.url,
+      '--slo',
+      'ttft.p50<300',
+      '--min',
+      '4',
+      '--max',
+      '16',
+      '--step-duration-s',
+      '2',
+      '--no-confirm',
+      '--out-dir',
+      outDir(),
+    ])
+    expect(r.stdout).toMatch(/capacity 0 req\/s .* limiting objective success_rate min/u)
+    expect(r.stdout).toMatch(/success_rate min 0\.\d+ .* vs 0\.99/u)
+  } finally {
+    await failing.stop()
+  }
+}, 60_000)
+
+test('11. the simulated router does not count a client that left as a worker failure', async () => {
+  const slow = await startSimWorker(['--speed', '0.5'], 'slow-a')
+  const router = await startSimRouter([slow.url], ['--cb-failure-threshold', '2', '--health-check-interval-secs', '60'])
+  try {
+    // every client gives up long before its 256 tokens: six disconnects, which opened the breaker before
+    const gone = await benchRequests(router, {
+      rate: 50,
+      requests: 6,
+      requestTimeoutMs: 200,
+      dataset: { kind: 'random', inputLen: 16, outputLen: 256 },
+      quiet: true,
+      metricsIntervalMs: 0,
+    })
+    expect(gone.summary.errors_by_type.deadline).toBe(6)
+    const listed = (await (await fetch(`${router.url}/workers`)).json()) as {
+      workers: Array<{ circuit_breaker: string }>
+    }
+    expect(listed.workers.map((w) => w.circuit_breaker)).toEqual(['closed'])
+    const light = await benchRequests(router, {
+      rate: 20,
+      requests: 3,
+      dataset: { kind: 'random', inputLen: 16, outputLen: 2 },
+      quiet: true,
+      metricsIntervalMs: 0,
+    })
+    expect(light.summary.success_rate).toBe(1)
+  } finally {
+    await router.stop()
+    await slow.stop()
+  }
+}, 60_000)
+
+test('12. a trace is timed from its earliest line; a line out of time order is refused, naming it', async () => {
+  const dir = outDir()
+  const line = (t: number) => JSON.stringify({ timestamp: t, input_length: 32, output_length: 2, hash_ids: [] })
+  writeFileSync(join(dir, 'late.jsonl'), `${[100000, 100010, 100020].map(line).join('\n')}\n`)
+  const ok = await benchRequests(worker, {
+    arrival: 'trace',
+    dataset: { kind: 'trace', path: join(dir, 'late.jsonl') },
+    quiet: true,
+    metricsIntervalMs: 0,
+  })
+  expect(ok.records.map((r) => r.arrival_time).sort()).toEqual([0, 0.01, 0.02])
+  writeFileSync(join(dir, 'unsorted.jsonl'), `${[100000, 0, 100010].map(line).join('\n')}\n`)
+  await expect(
+    benchRequests(worker, {
+      arrival: 'trace',
+      dataset: { kind: 'trace', path: join(dir, 'unsorted.jsonl') },
+      quiet: true,
+    }),
+  ).rejects.toThrow(/request 2 arrives at 0 ms, before request 1's 100000 ms: sort the trace by timestamp/u)
+}, 60_000)
+
+test('13. compare --fail-on judges a rise from a 0 ms base on its own size', async () => {
+  const base = outDir()
+  expect(
+    (await cli(['run', worker.url, '--rate', '50', '--requests', '30', '--quiet', '--out-dir', base])).exitCode,
+  ).toBe(0)
+  const worse = join(outDir(), 'worse')
+  mkdirSync(worse)
+  cpSync(base, worse, { recursive: true })
+  // the same rows, but with a pure queue time of 0 in A and of 250 ms in B
+  const setQueue = (dir: string, seconds: string): void => {
+    const [head, ...rows] = read(dir, 'requests.csv').trimEnd().split('\n')
+    const at = (head as string).split(',').indexOf('pure_queue_time')
+    const edited = rows.map((r) =>
+      r
+        .split(',')
+        .map((c, i) => (i === at ? seconds : c))
+        .join(','),
+    )
+    writeFileSync(join(dir, 'requests.csv'), `${[head, ...edited].join('\n')}\n`)
+  }
+  setQueue(base, '0')
+  setQueue(worse, '0.25')
+  const r = await cli(['compare', base, worse, '--fail-on', 'pure_queue_time.p99>+10%'])
+  expect(r.exitCode, r.all).toBe(1)
+  expect(r.stdout).toContain('✗ pure_queue_time p99 rose from 0 to 250 ms')
+}, 60_000)
+
+test('14. a URL with a path prefix, a query and credentials: every request goes under it, no file holds them', async () => {
+  // a reverse proxy serving the worker at /sglang/, wanting ?key=… and Basic credentials
+  const seen: string[] = []
+  const proxy = createServer((req: IncomingMessage, res) => {
+    const url = new URL(req.url ?? '/', 'http://x')
+    const auth = Buffer.from(`user:${'pw-9f8e7d6c'}`).toString('base64')
+    if (
+      !url.pathname.startsWith('/sglang/') ||
+      url.searchParams.get('key') !== 'query-secret-42' ||
+      req.headers.authorization !== `Basic ${auth}`
+    ) {
+      res.writeHead(403).end('forbidden')
+      return
+    }
+    seen.push(url.pathname)
+    const upstream = httpRequest(
+      `${worker.url}${url.pathname.slice('/sglang'.length)}`,
+      { method: req.method, headers: { ...req.headers, host: new URL(worker.url).host } },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers)
+        up.pipe(res)
+      },
+    )
+    req.pipe(upstream)
+  })
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve))
+  try {
+    const port = (proxy.address() as AddressInfo).port
+    const dir = outDir()
+    const r = await cli([
+      'run',
+      `http://user:pw-9f8e7d6c@127.0.0.1:${port}/sglang/?key=query-secret-42`,
+      '--rate',
+      '50',
+      '--requests',
+      '10',
+      '--metrics-interval-ms',
+      '50',
+      '--out-dir',
+      dir,
+    ])
+    expect(r.exitCode, r.all).toBe(0)
+    expect(seen).toContain('/sglang/generate')
+    expect(seen).toContain('/sglang/metrics')
+    for (const f of ['summary.json', 'report.html', 'requests.csv'])
+      for (const secret of ['pw-9f8e7d6c', 'query-secret-42'])
+        expect(read(dir, f), `${f}: ${secret}`).not.toContain(secret)
+    expect(JSON.parse(read(dir, 'summary.json')).target).toBe(`http://***@127.0.0.1:${port}/sglang?key=***`)
+    expect(r.all).not.toContain('pw-9f8e7d6c')
+    // a credential in extraBody is recorded as set, not as its value
+    const run = await benchRequests(worker, {
+      rate: 50,
+      requests: 2,
+      extraBody: { api_key: 'body-secret-value' },
+      quiet: true,
+      metricsIntervalMs: 0,
+    })
+    expect(readFileSync(run.files.json, 'utf8')).not.toContain('body-secret-value')
+  } finally {
+    proxy.close()
+  }
+}, 60_000)
+
+test('15. a --config that cannot be used is one clear error naming the file', async () => {
+  const dir = outDir()
+  const cases: Array<[string, string, RegExp]> = [
+    ['bad.json', '{ "rate": 8,', /bad\.json: is not JSON/u],
+    ['null.json', 'null', /null\.json: expected an object of benchRequests options .* got null/u],
+    ['list.json', '[1,2]', /list\.json: expected an object .* got an array/u],
+    ['bom.json', '\uFEFF{ "rate": 5, "requests": 2 }', /^$/u],
+    [
+      'broken.ts',
+      'export default { apiKey: "sk-in-source-1234", rate: ',
+      /broken\.ts: could not be loaded \(SyntaxError/u,
+    ],
+  ]
+  for (const [name, text, expected] of cases) {
+    writeFileSync(join(dir, name), text)
+    const r = await cli(['run', worker.url, '--config', join(dir, name), '--quiet', '--out-dir', outDir()])
+    if (name === 'bom.json') expect(r.exitCode, r.all).toBe(0)
+    else {
+      expect(r.exitCode).toBe(1)
+      expect(r.stderr).toMatch(expected)
+      expect(r.stderr).not.toContain('sk-in-source-1234')
+    }
+  }
+  const folder = await cli(['run', worker.url, '--config', dir])
+  expect(folder.stderr).toMatch(/is a folder; expected a \.json, \.ts, \.mts or \.mjs file/u)
+}, 60_000)
