@@ -3,7 +3,6 @@ import { join, resolve } from 'node:path'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
-import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
 import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
 
@@ -26,12 +25,12 @@ export async function reportCommand(argv: string[]): Promise<number> {
   ]
   if (problems.length > 0) throw new InvalidOptionError('report command line', problems)
   const dir = resolve(dirs[0] as string)
-  const run = readRunFolder(dir, 'report on')
+  const run = await readRunFolder(dir, 'report on')
   const metrics = join(dir, 'server-metrics.csv')
   const series = existsSync(metrics) ? readMetricsSeries(metrics) : undefined
   const path = resolve(out ?? join(dir, 'report.html'))
-  const title = run.summary.name ?? `${run.rows.length} requests`
-  writeArtifact(path, htmlReport(title, RecordTable.of(run.rows), run.summary, series))
+  const title = run.summary.name ?? `${run.table.length} requests`
+  writeArtifact(path, htmlReport(title, run.table, run.summary, series))
   process.stdout.write(`report: ${path}\n`)
   return 0
 }

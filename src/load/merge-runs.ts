@@ -82,9 +82,9 @@ export async function mergeRuns(dirs: readonly string[], out: string): Promise<B
   if (dirs.length === 0)
     throw new LlmPerfError('LLMPERF_INVALID_ARGUMENT', 'merge: expected at least one folder to merge')
   checkOutput(dirs, out)
-  const shards = dirs
-    .map((d) => readRunFolder(resolve(d), 'merge'))
-    .sort((a, b) => (a.summary.load.shard?.index ?? 0) - (b.summary.load.shard?.index ?? 0))
+  const shards: Shard[] = []
+  for (const d of dirs) shards.push(await readRunFolder(resolve(d), 'merge'))
+  shards.sort((a, b) => (a.summary.load.shard?.index ?? 0) - (b.summary.load.shard?.index ?? 0))
   checkShards(shards)
   // written beside the output, then moved in file by file: a failed merge leaves nothing half written
   ensureDir(dirname(out))
@@ -105,17 +105,26 @@ export async function mergeRuns(dirs: readonly string[], out: string): Promise<B
 function writeMerged(shards: Shard[], out: string): BenchSummary {
   const first = shards[0] as Shard
   // in finish order, as one process writes them; never-sent rows (no finish) by arrival, last
-  const rows = shards
-    .flatMap((s) => s.rows)
-    .sort(
-      (a, b) =>
-        (a.finish_time ?? Number.POSITIVE_INFINITY) - (b.finish_time ?? Number.POSITIVE_INFINITY) ||
-        a.arrival_time - b.arrival_time,
-    )
-  const table = RecordTable.of(rows)
+  // every shard's rows by (shard, row), in finish order; never-sent rows (no finish) by arrival, last: the order is
+  // two numbers a row, and a row becomes an object only for the moment it is written
+  const keys: Array<[number, number, number, number]> = []
+  shards.forEach((s, k) => {
+    const finish = s.table.numbers('finish_time')
+    const arrival = s.table.numbers('arrival_time')
+    for (let i = 0; i < s.table.length; i++) {
+      const f = finish[i] as number
+      keys.push([k, i, Number.isNaN(f) ? Number.POSITIVE_INFINITY : f, arrival[i] as number])
+    }
+  })
+  keys.sort((a, b) => a[2] - b[2] || a[3] - b[3])
+  const table = new RecordTable(keys.length)
   const csv = new CsvWriter(join(out, 'requests.csv'))
   // a batch at a time: a million merged rows are never one string
-  for (let at = 0; at < rows.length; at += WRITE_BATCH) csv.writeAll(rows.slice(at, at + WRITE_BATCH))
+  for (let at = 0; at < keys.length; at += WRITE_BATCH) {
+    const batch = keys.slice(at, at + WRITE_BATCH).map(([k, i]) => (shards[k] as Shard).table.record(i))
+    for (const r of batch) table.append(r)
+    csv.writeAll(batch)
+  }
   void csv.close()
   if (csv.failure !== undefined) throw csv.failure
   const worst = (pick: (s: BenchSummary) => number): number => Math.max(0, ...shards.map((s) => pick(s.summary)))

@@ -1,6 +1,7 @@
 import { MS_PER_S } from '../common/columns.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
+import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { levelsOnGrid, spansOf } from '../summarise/concurrency.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
@@ -43,6 +44,8 @@ export interface ReportData {
     finish: Num[]
   }
   percentiles: { p: number[]; series: Record<string, Num[]> }
+  /** The run's SLO (its `slo` option) as limit lines on the percentile charts: each duration objective's field. */
+  sloLines: Array<{ field: string; limit: number; label: string }>
   /** queueDepth is null where no request carried server queue timestamps (/v1/*, or no --enable-metrics): not zero. */
   overTime: { t: number[]; concurrency: number[]; queueDepth: number[] | null }
   /** The servers' own running and queued requests per worker (server-metrics.csv); null where none reported them. */
@@ -163,6 +166,7 @@ export function reportData(
       finish,
     },
     percentiles: { p: PERCENTILES, series },
+    sloLines: sloLines(summary.goodput?.slo),
     overTime: {
       t: grid,
       concurrency: levelsOnGrid(spansOf(table, 'arrival_time', 'finish_time'), grid),
@@ -174,6 +178,22 @@ export function reportData(
     gpus: gpuView(serverSeries),
     events: (summary.events ?? []).map((e) => ({ t: e.t_s, what: e.what })),
     hosts: { name: Object.keys(hostCounts).map((h) => workerLabel(summary, h)), count: Object.values(hostCounts) },
+  }
+}
+
+/** Each duration objective of the run's SLO, as a line at its limit (ms); none where the run had no SLO. */
+function sloLines(slo: unknown): ReportData['sloLines'] {
+  if (slo === undefined || slo === null) return []
+  try {
+    return normalizeSpec(slo as SloSpec)
+      .filter((o) => o.kind === 'duration')
+      .map((o) => ({
+        field: o.field,
+        limit: o.limit,
+        label: `SLO ${o.field} ${o.percentile === undefined ? o.aggregation : `p${o.percentile}`} ${o.comparator} ${o.limit} ms`,
+      }))
+  } catch {
+    return []
   }
 }
 

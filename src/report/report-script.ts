@@ -133,8 +133,12 @@ function percentileChart(el, title, names) {
   const median = known[Math.floor(known.length / 2)];
   const log = median > 0 && Math.max.apply(null, known) >= 10 * median;
   const data = names.map((k) => D.percentiles.series[k].map((v) => (log && v !== null && v <= 0 ? null : v)));
-  chart(el, title + (log ? ' (log axis: the tail is over 10x the median)' : ''), [D.percentiles.p].concat(data),
-    names.map((k, i) => ({ label: k, stroke: PALETTE[i % PALETTE.length], width: 1.5 })),
+  // the SLO's limits on these columns, each a dashed red line across every percentile
+  const limits = (D.sloLines || []).filter((l) => names.indexOf(l.field) >= 0);
+  const lines = limits.map((l) => D.percentiles.p.map(() => l.limit));
+  chart(el, title + (log ? ' (log axis: the tail is over 10x the median)' : ''), [D.percentiles.p].concat(data, lines),
+    names.map((k, i) => ({ label: k, stroke: PALETTE[i % PALETTE.length], width: 1.5 }))
+      .concat(limits.map((l) => ({ label: l.label, stroke: '#cc0000', width: 1.5, dash: [6, 4] }))),
     { scales: { x: { time: false }, y: log ? { distr: 3 } : {} }, axes: [{ label: 'percentile' }, { label: log ? 'ms (log)' : 'ms' }] });
 }
 function notReported(el, what) {

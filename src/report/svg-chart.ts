@@ -52,6 +52,26 @@ function ticks(lo: number, hi: number, count = 5): number[] {
   return out
 }
 
+/**
+ * Ticks on a log axis spanning 10^lo … 10^hi: 1, 2 and 5 of each decade, or every 1…9 where that gives fewer than
+ * three (a range inside one decade would otherwise carry a single label).
+ */
+function logTicks(lo: number, hi: number): number[] {
+  const within = (mantissas: readonly number[]): number[] => {
+    const out: number[] = []
+    for (let e = Math.floor(lo); e <= Math.ceil(hi); e++)
+      for (const m of mantissas) {
+        const v = Number((m * 10 ** e).toPrecision(12))
+        if (Math.log10(v) >= lo - 1e-9 && Math.log10(v) <= hi + 1e-9) out.push(v)
+      }
+    return out
+  }
+  const decades = within([1])
+  if (decades.length >= 3) return decades.length > 8 ? decades.filter((_, i) => i % 2 === 0) : decades
+  const coarse = within([1, 2, 5])
+  return coarse.length >= 3 ? coarse : within([1, 2, 3, 4, 5, 6, 7, 8, 9])
+}
+
 const fmt = (v: number): string =>
   Math.abs(v) >= 1000
     ? v.toFixed(0)
@@ -89,11 +109,7 @@ export function svgChart(spec: ChartSpec): string {
       `<rect x="${px(band.from)}" y="${M.top}" width="${Math.max(2, px(band.to) - px(band.from))}" height="${H - M.top - M.bottom}" fill="#fff2cc"><title>${esc(band.label)}</title></rect>`,
       `<text x="${px(band.from) + 3}" y="${M.top + 12}" class="s">${esc(band.label)}</text>`,
     )
-  const yTicks = spec.logY
-    ? ticks(Math.floor(y0), Math.ceil(y1), Math.max(1, Math.ceil(y1) - Math.floor(y0)))
-        .map((e) => 10 ** e)
-        .filter((v) => tf(v) >= y0 && tf(v) <= y1)
-    : ticks(y0, y1)
+  const yTicks = spec.logY ? logTicks(y0, y1) : ticks(y0, y1)
   for (const v of yTicks)
     parts.push(
       `<line x1="${M.left}" x2="${W - M.right}" y1="${py(v)}" y2="${py(v)}" stroke="#eee"/>`,
