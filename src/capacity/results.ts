@@ -110,6 +110,11 @@ export interface SweepPoint {
   /** Cached prompt tokens over prompt tokens (null where the server reports none). */
   cacheHitRate: number | null
   /**
+   * A rate point: whether the server kept up (completed ≥ 95 % of what arrived: the trend of requests in flight did
+   * not grow, as a capacity step is judged); null for a concurrency point, which paces itself.
+   */
+  keptUp: boolean | null
+  /**
    * With an `slo`: whether this point met it (null when it could not be judged: too few samples, not reported, an
    * invalid run), and each objective's verdict as `✓ ttft 'p(99)<500'`.
    */

@@ -12,7 +12,7 @@ const CHART_FIELDS: Record<'ttft' | 'tpot' | 'e2e', readonly string[]> = {
 /** A point kept up when it completed at least this fraction of its offered rate. */
 const KEPT_UP = 0.95
 
-const keptUp = (p: SweepPoint): boolean => p.mode !== 'rate' || p.requestThroughput >= KEPT_UP * p.offered
+const keptUp = (p: SweepPoint): boolean => p.keptUp !== false
 
 const n = (v: number | null | undefined, digits = 1): string =>
   v === null || v === undefined ? '—' : Number(v.toFixed(digits)).toString()
@@ -114,6 +114,7 @@ export function sweepHtml(r: SweepResult, title: string, slo?: unknown): string 
           x: p.outputTokensPerUser ?? 0,
           y: p.outputTokenThroughput,
           label: `${n(p.offered, 2)}: ${n(p.outputTokensPerUser)} tok/s per user, ${n(p.outputTokenThroughput)} in total`,
+          tag: mode === 'rate' ? `${n(p.offered, 2)} req/s` : `${p.offered} in flight`,
         })),
       },
     ],
@@ -192,8 +193,8 @@ function interpretation(r: SweepResult, objectives: readonly Objective[], firstB
   if (r.points[0]?.mode === 'rate')
     parts.push(
       firstBehind < 0
-        ? `The server completed at least ${KEPT_UP * 100} % of every offered rate.`
-        : `From ${r.points[firstBehind]?.offered} req/s the server completed less than ${KEPT_UP * 100} % of what was offered (${r.points[firstBehind]?.requestThroughput.toFixed(2)} req/s): it is saturated there.`,
+        ? `The server kept up with every offered rate (it completed at least ${KEPT_UP * 100} % of what arrived).`
+        : `From ${r.points[firstBehind]?.offered} req/s the server completed less than ${KEPT_UP * 100} % of what arrived (the requests in flight grew through the run): it is saturated there.`,
     )
   const best = [...r.points].sort((a, b) => (b.outputTokenThroughput ?? 0) - (a.outputTokenThroughput ?? 0))[0]
   if (best !== undefined && best.outputTokenThroughput !== null)

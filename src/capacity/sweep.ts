@@ -12,6 +12,7 @@ import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import type { BenchFn, Percentiles, SweepPoint, SweepPoints, SweepResult } from './results.ts'
+import { backlogGrowth, fellBehind } from './step-verdict.ts'
 import { sweepHtml } from './sweep-html.ts'
 
 const pct = (values: number[]): Percentiles => {
@@ -51,6 +52,7 @@ export function sweepPoint(
     goodput: s.goodput === null ? null : { fraction: s.goodput.fraction, perSecond: s.goodput.per_second },
     invalid: invalidRun(s) ?? null,
     cacheHitRate: s.cache_hit_rate ?? null,
+    keptUp: mode === 'rate' ? fellBehind(backlogGrowth(run, 0)) === undefined : null,
     slo: slo === undefined ? null : judgePoint(run, slo),
     dir,
   }

@@ -66,8 +66,7 @@ export function percentileChange(a: Float64Array, b: Float64Array, p: number, me
   const diffs = new Float64Array(ROUNDS)
   if (a.length + b.length > LARGE_RUN) {
     // a resample's percentile drawn directly (see resampledPercentile): O(1) a round, not a sort of every row
-    for (let r = 0; r < ROUNDS; r++)
-      diffs[r] = resampledPercentile(b, p, random) - resampledPercentile(a, p, random)
+    for (let r = 0; r < ROUNDS; r++) diffs[r] = resampledPercentile(b, p, random) - resampledPercentile(a, p, random)
   } else {
     const sa = new Float64Array(a.length)
     const sb = new Float64Array(b.length)

@@ -11,6 +11,8 @@ export interface ChartPoint {
   /** A hollow marker (a step that failed, an undecided one). */
   hollow?: boolean
   label?: string
+  /** Written beside the point on the chart itself (the label is its hover text). */
+  tag?: string
 }
 
 export interface ChartSeries {
@@ -148,6 +150,7 @@ export function svgChart(spec: ChartSpec): string {
       parts.push(
         `<circle cx="${x}" cy="${y}" r="3.5" fill="${p.hollow ? '#fff' : s.color}" stroke="${s.color}" stroke-width="1.5"><title>${esc(p.label ?? `${s.name}: ${fmt(p.x)} → ${fmt(p.y as number)}`)}</title></circle>`,
       )
+      if (p.tag !== undefined) parts.push(`<text x="${x + 6}" y="${y - 6}" class="s">${esc(p.tag)}</text>`)
     }
     parts.push(
       // the legend sits below the axis title, a row of its own
