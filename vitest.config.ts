@@ -18,11 +18,27 @@ export default defineConfig({
           hookTimeout: 60_000,
         },
       },
+      // the main job: `npx vitest perf` (every file whose path says perf), about two minutes on a 2-core machine
       perfProject({
         topologies: {
           // one simulated SGLang worker (set `model` and `engine: 'sglang'` for a GPU box)
           node: { workers: 1, server: { maxRunningRequests: 64 } },
           // four workers behind a router
+          cluster: {
+            workers: 4,
+            router: {
+              policy: 'cache_aware',
+              args: ['--health-check-interval-secs', '1', '--cb-timeout-duration-secs', '2'],
+            },
+          },
+        },
+      }),
+      // the long studies (capacity searches, routing studies): `npx vitest run --project perf-long`; their paths
+      // do not say "perf", so the main job's filter leaves them out
+      perfProject({
+        name: 'perf-long',
+        include: ['studies/**/*.study.ts'],
+        topologies: {
           cluster: {
             workers: 4,
             router: {

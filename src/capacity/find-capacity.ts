@@ -183,6 +183,7 @@ export async function findCapacity(
   let lo: number | undefined
   let hi: number | undefined
   let ended = ''
+  let startNote: string | undefined
   const snapshot = (why?: string): CapacityResult =>
     assemble({
       lo,
@@ -200,9 +201,22 @@ export async function findCapacity(
   const progress = (): void => {
     snapshot(`in progress: ${steps.length} step${steps.length === 1 ? '' : 's'} run so far`)
   }
+  // the search starts where a step can judge every objective: a p99 needs 100 samples after the ramp, which at
+  // search.min may not fit in the longest step allowed (then capacity 0 would say nothing about the server)
+  const floor = judgeableRate(search, objectives)
+  const start = Math.max(search.min, floor)
+  if (start > search.min)
+    startNote =
+      `started at ${start} req/s, not search.min (${search.min}): below it a step of at most ` +
+      `${search.maxStepDurationS} s cannot collect the ${Math.max(...objectives.map(requiredSamples))} samples ` +
+      'its percentiles need after the ramp'
   try {
+    if (start > search.max) {
+      stopped = `${startNote ?? ''}; search.max (${search.max}) is below that: raise search.max or search.maxStepDurationS`
+      stoppedBy = 'unjudgeable'
+    }
     // grow
-    for (let rate = search.min; ; rate = Math.min(search.max, rate * search.growth)) {
+    for (let rate = start; stopped === undefined; rate = Math.min(search.max, rate * search.growth)) {
       const pass = await decideRate(rate, 'grow')
       if (pass === undefined) break
       if (pass) lo = rate
@@ -215,7 +229,8 @@ export async function findCapacity(
         break
       }
     }
-    if (stopped === undefined && hi !== undefined && lo === undefined) ended = `search.min (${search.min} req/s) failed`
+    if (stopped === undefined && hi !== undefined && lo === undefined)
+      ended = `the lowest rate it could judge (${start} req/s) failed`
     // bisect
     while (stopped === undefined && lo !== undefined && hi !== undefined && (hi - lo) / lo > search.precision) {
       const mid = (lo + hi) / 2
@@ -242,7 +257,7 @@ export async function findCapacity(
       steps,
       stopped,
       stoppedBy,
-      ended,
+      ended: startNote === undefined ? ended : `${ended} (${startNote})`,
       search,
       objectives,
       slo: benchOptions.slo,
@@ -254,6 +269,19 @@ export async function findCapacity(
     snapshot(`interrupted after ${steps.length} step${steps.length === 1 ? '' : 's'}: ${(err as Error).message}`)
     throw err
   }
+}
+
+/**
+ * The lowest rate whose longest step (search.maxStepDurationS) collects every objective's samples after the ramp,
+ * with the same 20 % margin stepDuration allows, to three significant digits (rounded up).
+ */
+function judgeableRate(search: ResolvedSearch, objectives: readonly Objective[]): number {
+  const needed = Math.max(1, ...objectives.map(requiredSamples))
+  const window = search.maxStepDurationS - search.rampS
+  if (!(window > 0)) return Number.POSITIVE_INFINITY
+  const rate = (needed * 1.2) / window
+  const scale = 10 ** (Math.floor(Math.log10(rate)) - 2)
+  return Math.ceil(rate / scale) * scale
 }
 
 /** Why a step's server could not be reached at all (every request refused), if so: the search cannot go on. */

@@ -30,8 +30,8 @@ export function sweepPoint(
   slo?: SloSpec,
 ): SweepPoint {
   const rows = run.records.filter((r) => r.success)
-  const serverTtft = rows.some((r) => r.ttft !== undefined)
-  const ttftOf = (r: (typeof rows)[number]): number | undefined => (serverTtft ? r.ttft : r.client_ttft)
+  // ttft has one meaning: the server's first token where reported, else the client's (summary.ttft_source)
+  const ttftOf = (r: (typeof rows)[number]): number | undefined => r.ttft
   const ms = (xs: Array<number | undefined>): number[] =>
     xs.filter((x): x is number => x !== undefined).map((x) => x * 1000)
   const tpot = pct(ms(rows.map((r) => r.tpot)))
@@ -41,7 +41,7 @@ export function sweepPoint(
     offered,
     // a concurrency point runs under maxConcurrency: its latencies already start at the send
     ttft: pct(ms(rows.map(ttftOf))),
-    ttftSource: serverTtft ? 'ttft' : 'client_ttft',
+    ttftSource: run.summary.ttft_source === 'client' ? 'client_ttft' : 'ttft',
     tpot,
     e2e: pct(ms(rows.map((r) => r.total_latency))),
     requests: s.requests,

@@ -142,6 +142,16 @@ export async function compareCommand(argv: string[]): Promise<number> {
           'Compare runs of one workload, or add --force to compare them anyway.',
       )
   }
+  // ttft means the server's first token in one run and the client's in another: their difference is the meaning's
+  const sources = others.filter((o) => o.summary.ttft_source !== base.summary.ttft_source)
+  if (sources.length > 0 && v.force !== true)
+    throw new LlmPerfError(
+      'LLMPERF_INVALID_ARGUMENT',
+      `compare: ttft is the server's first token in one run and the client's in another (ttft_source ${
+        base.summary.ttft_source ?? '—'
+      } in ${base.dir}, ${sources.map((o) => `${o.summary.ttft_source ?? '—'} in ${o.dir}`).join(', ')}): compare ` +
+        'runs against servers that report alike (their client_ttft compares across them), or add --force',
+    )
   const fields = FIELDS.filter(
     (fl) => NUMERIC_COLUMNS.includes(fl as NumericColumn) && runs.every((r) => values(r, fl).length > 1),
   )

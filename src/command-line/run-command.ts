@@ -197,10 +197,10 @@ async function runOnce(
  */
 function headline(run: BenchRun): string {
   const m = run.summary.metrics
-  const serverTtft = m.ttft !== undefined
+  const serverTtft = run.summary.ttft_source !== 'client'
   const f = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(2))
   const rows: Array<[string, (typeof m)[keyof typeof m]]> = [
-    [serverTtft ? 'TTFT (server first token)' : 'TTFT (client first token)', serverTtft ? m.ttft : m.client_ttft],
+    [serverTtft ? 'TTFT (server first token)' : 'TTFT (client first token)', m.ttft],
     ['TPOT (excl. 1st token)', m.tpot],
     ['ITL (per-request mean)', m.itl_mean],
     ['E2E latency', m.total_latency],

@@ -117,7 +117,9 @@ export function buildRecord(
     finish_time: finish,
     server_latency: diff(finish, send),
     total_latency: diff(finish, arrival),
-    ttft: diff(firstToken, arrival),
+    // one meaning everywhere (gate, sweep, capacity, compare, the table): the server's first token where it says
+    // when, else the client's — as bench_serving, vllm bench, AIPerf and GuideLLM mean it; summary.ttft_source says
+    ttft: firstToken !== undefined ? diff(firstToken, arrival) : diff(clientFirst, arrival),
     queue_time_in_router: diff(send, arrival),
     queue_time_in_server: diff(firstToken, created),
     tokenize_time: diff(qStart, created),

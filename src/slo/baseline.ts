@@ -16,6 +16,8 @@ export interface BaselineFile {
   package_version: string
   /** The options of the run it was measured on (summary.json's): a run of another workload is not compared with it. */
   options?: Record<string, unknown>
+  /** Where the baseline run's ttft came from: a run whose ttft means another thing is not compared with it. */
+  ttft_source?: string | null
   metrics: Record<string, { value: number; noise: number; n: number }>
 }
 
@@ -73,6 +75,7 @@ export function writeBaseline(path: string, run: BenchRun, spec: RegressionSpec)
     created_at: new Date().toISOString(),
     package_version: PACKAGE_VERSION,
     options: run.summary.options,
+    ttft_source: run.summary.ttft_source ?? null,
     metrics: measure(run, spec),
   }
   mkdirSync(dirname(resolve(path)), { recursive: true })
@@ -110,6 +113,20 @@ export function compareToBaseline(
       problem:
         `the baseline ${path} was measured on another workload (${differ.join('; ')}), so a difference would not be ` +
         `the server's alone: run the baseline's workload, or write a new baseline with ${UPDATE_BASELINE_ENV}=1`,
+    }
+  if (
+    base.ttft_source !== undefined &&
+    base.ttft_source !== null &&
+    run.summary.ttft_source !== null &&
+    base.ttft_source !== run.summary.ttft_source &&
+    Object.keys(spec).includes('ttft')
+  )
+    return {
+      written: false,
+      results: [],
+      problem:
+        `the baseline ${path} measured ttft from the ${base.ttft_source}'s first token and this run from the ` +
+        `${run.summary.ttft_source}'s: not the same figure. Write a new baseline with ${UPDATE_BASELINE_ENV}=1`,
     }
   const now = measure(run, spec)
   const results: RegressionResult[] = []

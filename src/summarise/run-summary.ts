@@ -38,6 +38,12 @@ export interface RunSummary {
   server_timestamps: Record<string, number>
   cache_hit_rate: number | null
   /**
+   * Where ttft came from over the successful rows: the server's first-token timestamp (`server`), the client's first
+   * content chunk where the server reports none (`client`: llama.cpp, vLLM, every /v1 route), or both (`mixed`);
+   * null with no successful row. Runs of different sources are never compared.
+   */
+  ttft_source: 'server' | 'client' | 'mixed' | null
+  /**
    * Requested vs actual lengths (tokens), over successful requests: the prompts as built and as the server
    * counted them, the outputs as asked and as produced. `exact` counts prompts the server counted as built.
    */
@@ -118,6 +124,19 @@ function lengths(table: RecordTable, chat: boolean, into: Float64Array): RunSumm
   }
 }
 
+function ttftSource(table: RecordTable): RunSummary['ttft_source'] {
+  const ttft = table.numbers('ttft')
+  const server = table.numbers('server_first_token_time')
+  let fromServer = 0
+  let fromClient = 0
+  for (let i = 0; i < table.length; i++) {
+    if (!table.success(i) || Number.isNaN(ttft[i] as number)) continue
+    if (Number.isNaN(server[i] as number)) fromClient++
+    else fromServer++
+  }
+  return fromServer > 0 && fromClient > 0 ? 'mixed' : fromServer > 0 ? 'server' : fromClient > 0 ? 'client' : null
+}
+
 export function summariseRun(inputs: SummaryInputs): RunSummary {
   const { table } = inputs
   const n = table.length
@@ -164,6 +183,7 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     errors_by_type: table.counts('error_type'),
     server_timestamps: table.counts('server_timestamps'),
     cache_hit_rate: prompts.sum > 0 && cached.known > 0 ? cached.sum / prompts.sum : null,
+    ttft_source: ttftSource(table),
     lengths: lengths(table, inputs.chat === true, scratch),
     rows_with_warnings: warnings,
   }
