@@ -21,6 +21,8 @@ const COMMON = `Load (our names; bench_serving's and vllm bench serve's in brack
   --rate N [--request-rate]          arrivals per second (inf: all at once; default inf)
   --requests N [--num-prompts]       how many requests
   --arrival poisson|gamma|constant|trace   --burstiness K (gamma)   --speedup X (trace)   --seed N (default 42)
+  --ramp-up-strategy linear|exponential --ramp-up-start-rps A --ramp-up-end-rps B   the rate rises from A to B over
+                                     the run (vllm bench serve's ramp-up; Poisson gaps at each request's rate)
   --prompt-nonce N|off               random prompts' tokens differ every run so no cache answers them (default:
                                      a new nonce each run, in summary.json's options; off: the seed's prompts)
   --dataset random|sharegpt|custom|trace [--dataset-name]   --dataset-path FILE   --block-size N (trace, 512)

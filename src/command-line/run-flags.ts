@@ -17,6 +17,9 @@ export const RUN_FLAGS = {
   requests: { type: 'string' },
   'num-prompts': { type: 'string' },
   arrival: { type: 'string' },
+  'ramp-up-strategy': { type: 'string' },
+  'ramp-up-start-rps': { type: 'string' },
+  'ramp-up-end-rps': { type: 'string' },
   burstiness: { type: 'string' },
   speedup: { type: 'string' },
   'block-size': { type: 'string' },
@@ -201,6 +204,19 @@ export async function runOptionsFrom(
   set('rate', num(values.rate ?? values['request-rate'], 'rate', problems))
   set('requests', num(values.requests ?? values['num-prompts'], 'requests', problems))
   set('arrival', values.arrival)
+  // vllm bench serve's ramp-up: the rate goes from start to end over the run
+  const rampStart = num(values['ramp-up-start-rps'], 'ramp-up-start-rps', problems)
+  const rampEnd = num(values['ramp-up-end-rps'], 'ramp-up-end-rps', problems)
+  const strategy = values['ramp-up-strategy']
+  if (rampStart !== undefined || rampEnd !== undefined || strategy !== undefined) {
+    if (rampStart === undefined || rampEnd === undefined)
+      problems.push(
+        `--ramp-up-start-rps and --ramp-up-end-rps: a ramp needs both, got ${rampStart === undefined ? 'no start' : 'no end'}`,
+      )
+    if (values.arrival !== undefined)
+      problems.push(`--arrival: a ramp is its own arrival process, got --arrival ${values.arrival}`)
+    o['arrival'] = { kind: 'ramp', strategy: strategy ?? 'linear', startRps: rampStart, endRps: rampEnd }
+  }
   set('burstiness', num(values.burstiness, 'burstiness', problems))
   set('speedup', num(values.speedup, 'speedup', problems))
   set('seed', num(values.seed, 'seed', problems))

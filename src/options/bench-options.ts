@@ -35,11 +35,29 @@ export const benchOptionsSchema = z.strictObject({
     .positive({ error: 'expected a positive integer' })
     .optional(),
   /**
-   * Inter-arrival process; `'trace'` sends each request at its trace's time (dataset kind 'trace').
+   * Inter-arrival process; `'trace'` sends each request at its trace's time (dataset kind 'trace'); a ramp
+   * (`vllm bench serve --ramp-up-strategy`) raises the rate from `startRps` to `endRps` over the run: request i of
+   * N arrives at rate A + (B − A)·i/(N − 1) (`linear`) or A·(B/A)^(i/(N − 1)) (`exponential`), Poisson gaps at that
+   * rate, so the run sweeps the load in one go.
    * @default 'poisson'
    */
   arrival: z
-    .enum(['poisson', 'gamma', 'constant', 'trace'], { error: "expected 'poisson', 'gamma', 'constant' or 'trace'" })
+    .union(
+      [
+        z.enum(['poisson', 'gamma', 'constant', 'trace']),
+        z.strictObject({
+          kind: z.literal('ramp'),
+          strategy: z.enum(['linear', 'exponential']),
+          startRps: z.number().positive(),
+          endRps: z.number().positive(),
+        }),
+      ],
+      {
+        error:
+          "expected 'poisson', 'gamma', 'constant', 'trace' or { kind: 'ramp', strategy: 'linear' | 'exponential', " +
+          'startRps, endRps } (req/s above 0)',
+      },
+    )
     .default('poisson'),
   /** With `arrival: 'trace'`: replay this many times faster than recorded (0.5 = half speed). @default 1 */
   speedup: z
@@ -329,6 +347,11 @@ export function validateBenchOptions(
   if (opts.arrival === 'trace' && !trace)
     problems.push(
       `\`arrival\`: 'trace' sends requests at a trace's times and needs dataset kind 'trace', got '${opts.dataset.kind}'`,
+    )
+  if (typeof opts.arrival === 'object' && (input as { rate?: unknown }).rate !== undefined)
+    problems.push(
+      `\`rate\`: a ramp sets the rate itself (from startRps ${opts.arrival.startRps} to endRps ` +
+        `${opts.arrival.endRps}), got a rate too`,
     )
   if (opts.arrival === 'trace' && (input as { rate?: unknown }).rate !== undefined)
     problems.push("`rate`: the trace sets the arrival times with arrival 'trace' (use `speedup`), got a rate too")

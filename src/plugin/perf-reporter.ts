@@ -42,11 +42,13 @@ export function rowCells(r: TableRow): string[] {
     `${MARK[r.state] ?? '·'} ${r.test}${s.name === undefined || s.name === r.test ? '' : ` [${s.name}]`}${lengthsNote(s)}`,
     s.users !== undefined
       ? `${s.users} users`
-      : s.trace_speedup !== undefined
-        ? `trace×${s.trace_speedup}`
-        : s.target_rate === null
-          ? 'inf'
-          : `${s.target_rate}${s.sessions === true ? ' sess/s' : ''}`,
+      : s.ramp !== undefined
+        ? s.ramp
+        : s.trace_speedup !== undefined
+          ? `trace×${s.trace_speedup}`
+          : s.target_rate === null
+            ? 'inf'
+            : `${s.target_rate}${s.sessions === true ? ' sess/s' : ''}`,
     String(s.requests),
     `${(s.success_rate * 100).toFixed(1)}%`,
     f1(s.ttft_p50),

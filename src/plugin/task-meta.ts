@@ -31,6 +31,8 @@ export interface CompactSummary {
   users?: number
   /** A conversations run: its rate is sessions a second (the rate column says so). */
   sessions?: true
+  /** A ramp's rates, as `2→20` (the rate column says so). */
+  ramp?: string
   /** Sent at a trace's own times, this many times faster (the rate column says so). */
   trace_speedup?: number
   /** A shard that began after its startAt, by this many ms. */
@@ -73,6 +75,15 @@ export function compactSummary(run: BenchRun): CompactSummary {
     ...(run.summary.load.users === undefined ? {} : { users: run.summary.load.users }),
     ...(run.summary.load.mode === 'conversations' ? { sessions: true as const } : {}),
     ...(run.summary.options['arrival'] === 'trace' ? { trace_speedup: run.summary.trace?.speedup ?? 1 } : {}),
+    ...rampOf(run.summary.options['arrival']),
     slo: [],
   }
+}
+
+/** A ramp's rates for the table's rate column: `2→20 lin`. */
+function rampOf(arrival: unknown): { ramp?: string } {
+  if (typeof arrival !== 'object' || arrival === null) return {}
+  const a = arrival as { kind?: unknown; strategy?: unknown; startRps?: unknown; endRps?: unknown }
+  if (a.kind !== 'ramp') return {}
+  return { ramp: `${a.startRps}→${a.endRps}${a.strategy === 'exponential' ? ' exp' : ''}` }
 }
