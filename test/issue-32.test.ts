@@ -156,3 +156,12 @@ test('ramp-up arrivals (vllm bench serve --ramp-up-*): request i arrives at the 
   }).catch((e: Error) => e)
   expect(String(both)).toMatch(/`rate`: a ramp sets the rate itself/u)
 }, 120_000)
+
+test('a topology that was not started is named as the likely cause, not only "target.url: got nothing"', async () => {
+  const topologies: Record<string, { url: string } | undefined> = {}
+  const err = await benchRequests(topologies['cluster'] as never, { rate: 1, requests: 1 }).catch((e: Error) => e)
+  expect(String(err)).toMatch(
+    /`target\.url`: expected an http\(s\) URL .* got nothing\. A topology that was not started/u,
+  )
+  expect(String(err)).toContain("topology('name')")
+})

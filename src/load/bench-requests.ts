@@ -350,7 +350,12 @@ function validateEverything(target: BenchTarget, options: BenchOptions): ReturnT
     !/^https?:$/u.test(new URL(target.url).protocol)
   ) {
     problems.push(
-      `\`target.url\`: expected an http(s) URL such as 'http://127.0.0.1:30000', got ${describeValue(target?.url)}`,
+      `\`target.url\`: expected an http(s) URL such as 'http://127.0.0.1:30000', got ${describeValue(target?.url)}` +
+        (target === undefined || target === null || target.url === undefined
+          ? ". A topology that was not started reads as nothing: `inject('llmPerf').topologies[name]` is empty for a " +
+            'topology no selected test file names as a string literal; use the `topology` fixture, ' +
+            "topology('name'), which starts what it names and says why when it cannot"
+          : ''),
     )
   }
   if (problems.length > 0 || opts === undefined) throw new InvalidOptionError('benchRequests options', problems)
