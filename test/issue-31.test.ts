@@ -448,3 +448,54 @@ test('8. report, compare and merge stream requests.csv: 300,000 rows fit a 256 M
   expect(compared.exitCode, compared.all.slice(-2000)).toBe(0)
   expect(compared.stdout).toMatch(/ttft p50 .* within noise/u)
 }, 180_000)
+
+test('15. traces, summaries and package.json that cannot be used are one clear error, not a TypeError', async () => {
+  const dir = outDir()
+  const trace = async (lines: string[]) => {
+    writeFileSync(join(dir, 't.jsonl'), `${lines.join('\n')}\n`)
+    return benchRequests(worker, {
+      arrival: 'trace',
+      dataset: { kind: 'trace', path: join(dir, 't.jsonl') },
+      quiet: true,
+    }).catch((e: Error) => e)
+  }
+  const ok = JSON.stringify({ timestamp: 0, input_length: 8, output_length: 2 })
+  expect(String(await trace([ok, 'null']))).toMatch(/t\.jsonl:2: expected an object such as/u)
+  expect(String(await trace([JSON.stringify({ timestamp: 0, input_length: 200000000, output_length: 2 })]))).toMatch(
+    /t\.jsonl:1: input_length must be an integer from 1 to 10,000,000, got 200000000/u,
+  )
+  expect(
+    String(await trace([JSON.stringify({ timestamp: 0, input_length: 8, output_length: 2, session_id: { a: 1 } })])),
+  ).toMatch(/session_id must be a string or a number, got \{"a":1\}/u)
+  // a summary.json from another version or edited by hand: compare, report and merge name the field
+  const run = outDir()
+  expect(
+    (await cli(['run', worker.url, '--rate', '50', '--requests', '5', '--quiet', '--out-dir', run])).exitCode,
+  ).toBe(0)
+  const summary = JSON.parse(read(run, 'summary.json'))
+  const { options: _o, ...noOptions } = summary
+  void _o
+  for (const [edit, expected] of [
+    [noOptions, /`options`: expected an object/u],
+    [{ ...summary, success_rate: '1.0' }, /`success_rate`: expected a number/u],
+    [{ ...summary, request_throughput: null }, /`request_throughput`: expected a number/u],
+  ] as const) {
+    writeFileSync(join(run, 'summary.json'), JSON.stringify(edit))
+    for (const command of [
+      ['report', run],
+      ['compare', run, run],
+    ]) {
+      const r = await cli(command)
+      expect(r.exitCode).toBe(1)
+      expect(r.stderr).toMatch(/summary\.json is not a run's summary this version reads/u)
+      expect(r.stderr).toMatch(expected)
+      expect(r.stderr).not.toContain('TypeError')
+    }
+  }
+  // init in a project whose package.json does not parse
+  const project = outDir()
+  writeFileSync(join(project, 'package.json'), '{ "name": "x", ')
+  const init = await cli(['init', project])
+  expect(init.exitCode).toBe(1)
+  expect(init.stderr).toMatch(/package\.json: is not JSON/u)
+}, 60_000)

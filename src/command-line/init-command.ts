@@ -71,7 +71,18 @@ export async function initCommand(argv: string[]): Promise<number> {
     ])
   const root = resolve(argv[0] ?? '.')
   const pkg = join(root, 'package.json')
-  const commonjs = existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { type?: string }).type !== 'module'
+  let commonjs = false
+  if (existsSync(pkg)) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(readFileSync(pkg, 'utf8'))
+    } catch (err) {
+      throw new InvalidOptionError('init', [
+        `${pkg}: is not JSON (${(err as Error).message}); fix it, then run init again`,
+      ])
+    }
+    commonjs = (parsed as { type?: unknown } | null)?.type !== 'module'
+  }
   for (const [name, text] of Object.entries(FILES)) {
     const path = join(root, name)
     // an existing vitest config of another extension is the project's: ours would not be the one Vitest loads

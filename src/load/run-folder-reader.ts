@@ -1,6 +1,7 @@
 import { createReadStream, existsSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parse } from 'csv-parse'
+import { z } from 'zod'
 import { unneutralise } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, LATER_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
 import { LlmPerfError } from '../common/errors.ts'
@@ -9,6 +10,23 @@ import type { RequestRecord } from '../record/request-record.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 
 const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
+
+/** What report, compare and merge read of a summary.json: each checked before it is used. */
+const number = z.number({ error: 'expected a number' })
+const SUMMARY_SHAPE = z.looseObject({
+  requests: z.int({ error: 'expected a whole number of requests' }).nonnegative(),
+  success_rate: number,
+  request_throughput: number,
+  output_token_throughput: number.nullable(),
+  options: z.record(z.string(), z.unknown(), { error: 'expected an object' }),
+  warmup: z.looseObject({ sent: number, failed: number }, { error: 'expected { sent, failed }' }),
+  load: z.looseObject({ processes: number }, { error: 'expected { processes, … }' }),
+  metrics: z.record(z.string(), z.unknown(), { error: 'expected an object' }),
+  event_loop_delay_ms: z.looseObject(
+    { p50: number, p99: number, max: number },
+    { error: 'expected { p50, p99, max }' },
+  ),
+})
 const FLAGS = new Set(['success', 'has_generated_text'])
 /** One requests.csv row back as the record it was written from: empty cells are unknown. */
 function recordOf(row: Record<string, string>): RequestRecord {
@@ -51,16 +69,18 @@ export async function readRunFolder(dir: string, verb = 'read'): Promise<RunFold
   } catch (err) {
     throw unusable(verb, dir, `summary.json is not JSON (${(err as Error).message})`)
   }
-  const load = (summary as { load?: { shard?: unknown; start_epoch_ms?: unknown } } | null)?.load
-  if (
-    typeof summary !== 'object' ||
-    summary === null ||
-    Array.isArray(summary) ||
-    typeof summary.requests !== 'number' ||
-    typeof load !== 'object' ||
-    load === null
-  )
+  if (typeof summary !== 'object' || summary === null || Array.isArray(summary))
     throw unusable(verb, dir, `summary.json is not a run's summary (got ${JSON.stringify(summary).slice(0, 60)})`)
+  // a summary from another version, or edited by hand, is named field by field here, not met as a TypeError later
+  const shape = SUMMARY_SHAPE.safeParse(summary)
+  if (!shape.success)
+    throw unusable(
+      verb,
+      dir,
+      `summary.json is not a run's summary this version reads: ${shape.error.issues
+        .map((i) => `\`${i.path.join('.')}\`: ${i.message}`)
+        .join('; ')}`,
+    )
   // streamed into columns a row at a time: a million-row folder (the README advertises them) is never a million
   // objects nor one string
   const table = new RecordTable(Math.min(Math.max(1, Number(summary.requests) || 1), 1 << 20))

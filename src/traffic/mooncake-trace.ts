@@ -44,6 +44,8 @@ export interface TraceReplay {
  * Token ids of every block are drawn from this range, clear of special tokens at the low end (as `tokenized` prompts).
  */
 const ID_LOW = 1000
+/** The longest prompt or answer a trace line may ask for: past any context window served today (10M tokens). */
+const MAX_TRACE_TOKENS = 10_000_000
 const ID_HIGH = 30_000
 
 /**
@@ -80,14 +82,25 @@ function parseLine(text: string, n: number, path: string): TraceLine {
   } catch (err) {
     throw new DatasetError(`${path}:${n}: not JSON (${(err as Error).message})`)
   }
+  if (typeof row !== 'object' || row === null || Array.isArray(row))
+    throw new DatasetError(
+      `${path}:${n}: expected an object such as {"timestamp": 0, "input_length": 512, "output_length": 64}, got ` +
+        `${JSON.stringify(row)}`,
+    )
   const r = row as Record<string, unknown>
   const problems: string[] = []
-  const int = (k: string, min: number): void => {
-    if (!Number.isInteger(r[k]) || (r[k] as number) < min)
-      problems.push(`${k} must be an integer ≥ ${min}, got ${JSON.stringify(r[k])}`)
+  const int = (k: string, min: number, max: number): void => {
+    if (!Number.isInteger(r[k]) || (r[k] as number) < min || (r[k] as number) > max)
+      problems.push(
+        `${k} must be an integer from ${min} to ${max.toLocaleString('en-US')}, got ${JSON.stringify(r[k])}`,
+      )
   }
-  int('input_length', 1)
-  int('output_length', 1)
+  // a size guard before any token is made: 200,000,000 tokens would be gigabytes of one prompt
+  int('input_length', 1, MAX_TRACE_TOKENS)
+  int('output_length', 1, MAX_TRACE_TOKENS)
+  const session = r['session_id']
+  if (session !== undefined && typeof session !== 'string' && typeof session !== 'number')
+    problems.push(`session_id must be a string or a number, got ${JSON.stringify(session)}`)
   if (r['timestamp'] === undefined && r['delay'] === undefined) problems.push('expected timestamp (ms) or delay (ms)')
   for (const k of ['timestamp', 'delay'])
     if (r[k] !== undefined && (typeof r[k] !== 'number' || !Number.isFinite(r[k]) || (r[k] as number) < 0))
