@@ -270,3 +270,30 @@ test('capacity against a closed port stops as unreachable and exits 1; --rate an
   expect(refused.stderr).toContain("--rate: capacity sets each step's rate itself")
   expect(refused.stderr).toContain("--requests: capacity sets each step's requests itself")
 }, 60_000)
+
+test('goodput whose limit names a field the server never reported is unknown, not 0, and says why', async () => {
+  const dir = outDir()
+  // /v1/completions carries no scheduler timestamps: pure_queue_time is unknown for every request
+  const r = await cli([
+    'run',
+    worker.url,
+    '--api',
+    'completions',
+    '--rate',
+    '50',
+    '--requests',
+    '10',
+    '--quiet',
+    '--out-dir',
+    dir,
+    '--slo',
+    'pure_queue_time.p99<50',
+    '--slo',
+    'goodput>0.5',
+  ])
+  const summary = summaryOf(dir)
+  expect(summary.goodput).toBeNull()
+  expect(summary.warnings).toContain('goodput cannot be judged: no successful request reported pure_queue_time')
+  expect(r.stdout).toMatch(/unjudgeable goodput/u)
+  expect(r.stdout).not.toMatch(/goodput.*0\.0000/u)
+}, 60_000)

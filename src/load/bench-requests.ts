@@ -14,7 +14,7 @@ import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
-import { goodput } from '../slo/evaluate-slo.ts'
+import { goodput, goodputUnjudgeable } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
 import { summariseConversations } from '../summarise/conversation-summary.ts'
@@ -276,8 +276,15 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     }
     const summary: BenchSummary = { ...figures, ...context }
     if (opts.slo !== undefined) {
-      const gp = goodput(benchRun(table, summary, { csv: csv.path, json: '' }), normalizeSpec(opts.slo as SloSpec))
-      summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
+      const judged = benchRun(table, summary, { csv: csv.path, json: '' })
+      const objectives = normalizeSpec(opts.slo as SloSpec)
+      // unknown is empty, never zero: a limit on a field nobody reported leaves goodput unknown, and says why
+      const unknown = goodputUnjudgeable(judged, objectives)
+      if (unknown !== undefined) warnings.push(unknown)
+      else {
+        const gp = goodput(judged, objectives)
+        summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
+      }
     }
     const json = runFile(outDir, 'summary.json')
     const html = runFile(outDir, 'report.html')

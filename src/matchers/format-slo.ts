@@ -3,8 +3,8 @@ import { DURATION_COLUMNS, fieldScale, MS_PER_S, NUMERIC_COLUMNS, type NumericCo
 import type { RequestRecord } from '../record/request-record.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
-import { fieldValues, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
-import { objectiveLabel } from '../slo/slo-spec.ts'
+import { fieldValues, goodputUnjudgeable, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
+import { type Objective, objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { workerAt } from '../summarise/worker-at.ts'
@@ -147,6 +147,8 @@ function serverSeries(run: BenchRun): MetricsSeries | undefined {
   }
 }
 
+const normalizedOf = (e: SloEvaluation): Objective[] => e.results.map((r) => r.objective)
+
 export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): string {
   const failed = evaluation.results.filter((r) => r.status !== 'pass')
   const lines: string[] = []
@@ -155,15 +157,27 @@ export function formatEvaluation(run: BenchRun, evaluation: SloEvaluation): stri
     if (r.status === 'fail' && r.objective.kind === 'duration')
       lines.push(distributionLine(run, r.objective.field), ...worstRequests(run, r.objective.field))
   }
+  // unjudgeable is not "not met": a figure nobody reported is said as such
+  const missed = failed.filter((r) => r.status === 'fail').length
+  const unjudged = failed.length - missed
   const head =
     failed.length === 0
       ? `all ${evaluation.results.length} objectives held`
-      : `${failed.length} of ${evaluation.results.length} objectives not met`
+      : [
+          missed > 0 ? `${missed} of ${evaluation.results.length} objectives not met` : '',
+          unjudged > 0 ? `${unjudged} of ${evaluation.results.length} could not be judged` : '',
+        ]
+          .filter((x) => x !== '')
+          .join(', ')
+  const unknownGoodput = goodputUnjudgeable(run, normalizedOf(evaluation))
   return [
     head,
     ...lines,
-    `  goodput ${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} ` +
-      `req/s) · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.table.length} requests`,
+    `  goodput ${
+      unknownGoodput === undefined
+        ? `${evaluation.goodput.fraction.toFixed(4)} (${evaluation.goodput.perSecond.toFixed(2)} req/s)`
+        : '— (unknown: a limit names a field no request reported)'
+    } · success_rate ${run.summary.success_rate.toFixed(4)} · ${run.table.length} requests`,
     `CSV: ${run.files.csv}`,
     // the absolute path: a failure message is read far from where the run wrote it
     ...(run.files.html === undefined ? [] : [`report: ${run.files.html}`]),

@@ -166,7 +166,7 @@ export function reportData(
       finish,
     },
     percentiles: { p: PERCENTILES, series },
-    sloLines: sloLines(summary.goodput?.slo),
+    sloLines: sloLines(summary.options?.['slo'] ?? summary.goodput?.slo),
     overTime: {
       t: grid,
       concurrency: levelsOnGrid(spansOf(table, 'arrival_time', 'finish_time'), grid),

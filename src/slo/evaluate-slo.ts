@@ -128,6 +128,19 @@ export function perRequestLimits(objectives: readonly Objective[]): Map<string, 
 }
 
 /** Goodput (DistServe, vLLM): the fraction of all requests that succeeded and met every per-request limit. */
+/**
+ * Why goodput cannot be judged, if so: a per-request limit on a field no successful request reported (pure_queue_time
+ * on a /v1 route). Then every request would count as not good, and goodput would read 0 for a figure that is unknown.
+ */
+export function goodputUnjudgeable(run: BenchRun, objectives: Objective[]): string | undefined {
+  const missing = [...perRequestLimits(objectives).values()]
+    .map((o) => o.field)
+    .filter((f) => fieldValues(run.table, f).length === 0)
+  return missing.length === 0
+    ? undefined
+    : `goodput cannot be judged: no successful request reported ${[...new Set(missing)].join(', ')}`
+}
+
 export function goodput(run: BenchRun, objectives: Objective[]): { fraction: number; perSecond: number } {
   const limits = [...perRequestLimits(objectives).values()]
   const { table } = run
@@ -148,11 +161,6 @@ export function goodput(run: BenchRun, objectives: Objective[]): { fraction: num
 const MAX_SIMULATOR_BEHIND_S = 0.1
 
 /**
- * Why a run says nothing about the server, if it does not: the load generator fell behind its schedule
- * (dispatch lag, event-loop delay) or a simulator process fell behind (a worker its profile, the router its event
- * loop: the process lacked the CPU).
- */
-/**
  * Why a run with no successful request passes nothing, in the server's own words: its most common error (and a hint
  * for a refused connection). Undefined when some request succeeded, or when none was sent (an empty run).
  */
@@ -172,6 +180,11 @@ export function noSuccess(run: Pick<BenchRun, 'summary' | 'table'>): string | un
   )
 }
 
+/**
+ * Why a run says nothing about the server, if it does not: the load generator fell behind its schedule
+ * (dispatch lag, event-loop delay) or a simulator process fell behind (a worker its profile, the router its event
+ * loop: the process lacked the CPU).
+ */
 export function invalidRun(
   s: BenchSummary,
   options: Pick<SloOptions, 'maxDispatchLagMs' | 'maxEventLoopDelayMs' | 'maxReceiveBusy'> = {},
@@ -242,6 +255,9 @@ export function evaluateSlo(run: BenchRun, spec: SloSpec, options: SloOptions = 
   const invalid = invalidRun(s, options)
   const results = objectives.map((o): ObjectiveResult => {
     if (o.kind === 'rate') {
+      const unjudgeable = o.field === 'goodput' ? goodputUnjudgeable(run, objectives) : undefined
+      if (unjudgeable !== undefined)
+        return { objective: o, status: 'not_reported', observed: undefined, samples: 0, reason: unjudgeable }
       const observed = o.field === 'goodput' ? gp.fraction : runFigure(s, o.field)
       if (observed === null || observed === undefined)
         return {
