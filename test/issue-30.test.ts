@@ -238,7 +238,7 @@ test('a capacity found with short steps holds: a run 6× as long at 0.9 of it me
     ...workload,
     slo,
     outDir: outDir(),
-    search: { min: 8, max: 512, stepDurationS: 2.5, repeats: 1, confirm: { durationS: 15 } },
+    search: { min: 16, max: 512, stepDurationS: 2.5, precision: 0.1, repeats: 1, confirm: { durationS: 15 } },
   })
   expect(result.complete, result.ended).toBe(true)
   expect(result.capacity).toBeGreaterThan(0)
