@@ -18,6 +18,7 @@ const LAYERS = [
   'report',
   'load',
   'capacity',
+  'history',
   'matchers',
   'launch',
   'topology',

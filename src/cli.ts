@@ -14,6 +14,7 @@ Commands:
   init         writes vitest.config.mts, perf/first.perf.ts and a GitHub workflow (never overwriting a file)
   sim-server   a simulated SGLang worker (python -m sglang.launch_server's HTTP protocol)
   sim-router   a simulated SGLang router (python -m sglang_router.launch_router)
+  history      records run folders in a database and finds regressions as change points (history record|check)
   merge        merges the folders of a run's shards (benchRequests' \`shard\`) into one run's
 
 Examples:
@@ -61,6 +62,10 @@ const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<
       import('./sim/router/router-help.ts'),
     ])
     return { run: runSimRouter, help: ROUTER_HELP }
+  },
+  history: async () => {
+    const { historyCommand, HISTORY_HELP } = await import('./command-line/history-command.ts')
+    return { run: historyCommand, help: HISTORY_HELP }
   },
   merge: async () => {
     const { runMerge, MERGE_HELP } = await import('./load/merge-runs.ts')

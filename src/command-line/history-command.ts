@@ -1,0 +1,127 @@
+import { execFileSync } from 'node:child_process'
+import { resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { InvalidOptionError } from '../common/errors.ts'
+import { redact } from '../common/redact.ts'
+import { checkHistory, DEFAULT_METRICS } from '../history/check-history.ts'
+import { DEFAULT_HISTORY_DB, HistoryStore } from '../history/history-store.ts'
+import { readRunFolder } from '../load/run-folder-reader.ts'
+
+export const HISTORY_HELP = `vitest-llm-perf history record DIR... [--db FILE] [--label k=v]...
+vitest-llm-perf history check [--db FILE] [--metric ttft.p99]... [--branch NAME] [--any-environment] [--json]
+
+Performance history: every run in a database, regressions told from noise as change points.
+
+record   stores each run folder (summary figures, per-request samples, workload fingerprint, environment, labels);
+         labels commit and branch default from git; a run recorded twice is one run
+check    each metric's series over the runs of one workload (and one server version unless --any-environment),
+         oldest first, searched for change points (E-divisive means with a permutation test, as Apache Otava);
+         per metric: regression, improvement, no change, or not enough history (fewer than 6 runs). Exits 1 when
+         a checked metric's newest change point is a regression. --json prints { regressions, changes, verdicts }
+
+--db FILE   the SQLite file (default ${DEFAULT_HISTORY_DB})
+--metric M  a figure as summary.json names it: ttft.p99, tpot.p50, total_latency.mean, output_token_throughput, …
+            (default ${DEFAULT_METRICS.join(', ')})
+
+Examples:
+  npx vitest-llm-perf history record .vitest/llm-perf/runs/* --label gpu=h100
+  npx vitest-llm-perf history check --metric ttft.p99 --metric tpot.p50`
+
+/** The commit and branch of the working tree, where git knows them. */
+function gitLabels(): Record<string, string> {
+  const git = (...args: string[]): string | undefined => {
+    try {
+      return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined
+    } catch {
+      return undefined
+    }
+  }
+  const commit = git('rev-parse', 'HEAD')
+  const branch = git('rev-parse', '--abbrev-ref', 'HEAD')
+  return { ...(commit === undefined ? {} : { commit }), ...(branch === undefined ? {} : { branch }) }
+}
+
+/** `vitest-llm-perf history record|check …`: returns the exit code. */
+export async function historyCommand(argv: string[]): Promise<number> {
+  const [sub, ...rest] = argv
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(rest)
+  } catch (err) {
+    throw new InvalidOptionError('history command line', [(err as Error).message])
+  }
+  const { values, positionals } = parsed
+  const db = values.db ?? DEFAULT_HISTORY_DB
+  if (sub === 'record') {
+    const problems: string[] = []
+    if (positionals.length === 0) problems.push('expected one or more run folders to record')
+    const labels: Record<string, string> = gitLabels()
+    for (const l of values.label ?? []) {
+      const at = l.indexOf('=')
+      if (at <= 0) problems.push(`--label: expected key=value, got ${JSON.stringify(l)}`)
+      else labels[l.slice(0, at)] = l.slice(at + 1)
+    }
+    if (problems.length > 0) throw new InvalidOptionError('history record', problems)
+    const store = new HistoryStore(db)
+    try {
+      let added = 0
+      for (const dir of positionals) if (store.record(await readRunFolder(resolve(dir), 'record'), labels)) added++
+      process.stdout.write(
+        `recorded ${added} run${added === 1 ? '' : 's'}` +
+          `${positionals.length > added ? ` (${positionals.length - added} already there)` : ''} in ${store.path}\n`,
+      )
+      return 0
+    } finally {
+      store.close()
+    }
+  }
+  if (sub === 'check') {
+    if (positionals.length > 0)
+      throw new InvalidOptionError('history check', [`unexpected arguments: ${positionals.join(' ')}`])
+    const store = new HistoryStore(db)
+    try {
+      const result = checkHistory(store, {
+        ...(values.metric === undefined ? {} : { metrics: values.metric }),
+        ...(values.branch === undefined ? {} : { branch: values.branch }),
+        anyEnvironment: values['any-environment'] === true,
+      })
+      if (values.json === true) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
+      else {
+        const pct = (r: number): string =>
+          Number.isFinite(r) ? `${r >= 0 ? '+' : ''}${(r * 100).toFixed(1)} %` : 'from 0'
+        const lines = result.verdicts.map((v) => {
+          const c = v.newest
+          const head = `${v.verdict === 'regression' ? '✗' : v.verdict === 'improvement' ? '✓' : '·'} ${v.metric} (workload ${v.workload}, ${v.runs} runs): ${v.verdict}`
+          return c === undefined
+            ? head
+            : `${head} at run ${c.position} (${c.run}${c.labels['commit'] === undefined ? '' : `, commit ${c.labels['commit'].slice(0, 10)}`}): ` +
+                `${c.before.toFixed(3)} → ${c.after.toFixed(3)} (${pct(c.relative)}), p = ${c.pValue.toFixed(3)}`
+        })
+        process.stdout.write(
+          `${redact(lines.length === 0 ? `no recorded run reports ${(values.metric ?? DEFAULT_METRICS).join(', ')}` : lines.join('\n'))}\n`,
+        )
+      }
+      return result.regressions.length > 0 ? 1 : 0
+    } finally {
+      store.close()
+    }
+  }
+  throw new InvalidOptionError('history', [
+    `expected a subcommand, record or check, got ${sub === undefined ? 'nothing' : JSON.stringify(sub)}`,
+  ])
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      db: { type: 'string' },
+      label: { type: 'string', multiple: true },
+      metric: { type: 'string', multiple: true },
+      branch: { type: 'string' },
+      'any-environment': { type: 'boolean' },
+      json: { type: 'boolean' },
+    },
+  })
+}

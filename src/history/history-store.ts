@@ -1,0 +1,190 @@
+import { createHash } from 'node:crypto'
+import { mkdirSync } from 'node:fs'
+import { dirname, resolve } from 'node:path'
+import { DatabaseSync } from 'node:sqlite'
+import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
+import type { RunFolder } from '../load/run-folder-reader.ts'
+import { WORKLOAD } from '../summarise/workload-differences.ts'
+
+/** Where a project's history lives unless `--db` says otherwise. */
+export const DEFAULT_HISTORY_DB = '.vitest/llm-perf/history.sqlite'
+
+/** The percentiles kept of every duration metric, as `ttft.p99`; and the run's own figures. */
+const PERCENTILES = ['p50', 'p90', 'p95', 'p99', 'mean'] as const
+const FIGURES = ['request_throughput', 'output_token_throughput', 'success_rate'] as const
+/** Per successful request, kept whole so any percentile and its interval can be recomputed later. */
+const SAMPLED = ['ttft', 'tpot', 'total_latency', 'pure_queue_time', 'client_queue_time'] as const
+
+/**
+ * Versioned migrations, applied in order once each (SQLite's user_version counts them): a store made by an older
+ * version is brought forward, never rebuilt.
+ */
+const MIGRATIONS = [
+  `CREATE TABLE runs (
+     key TEXT PRIMARY KEY,
+     dir TEXT NOT NULL,
+     recorded_at TEXT NOT NULL,
+     started_at TEXT NOT NULL,
+     fingerprint TEXT NOT NULL,
+     environment TEXT NOT NULL,
+     labels TEXT NOT NULL,
+     summary TEXT NOT NULL
+   );
+   CREATE INDEX runs_by_workload ON runs (fingerprint, started_at);
+   CREATE TABLE metrics (run_key TEXT NOT NULL REFERENCES runs (key), name TEXT NOT NULL, value REAL NOT NULL,
+     PRIMARY KEY (run_key, name));
+   CREATE TABLE samples (run_key TEXT NOT NULL REFERENCES runs (key), field TEXT NOT NULL, n INTEGER NOT NULL,
+     data BLOB NOT NULL, PRIMARY KEY (run_key, field));`,
+]
+
+export interface RecordedRun {
+  key: string
+  dir: string
+  startedAt: string
+  fingerprint: string
+  environment: Record<string, unknown>
+  labels: Record<string, string>
+}
+
+/**
+ * A run's workload, hashed: the options that make two runs the same experiment (dataset, lengths, arrival, rate,
+ * requests, seed, api, concurrency). The prompt nonce is not among them: it makes each run's prompts new on purpose.
+ */
+export function workloadFingerprint(options: Record<string, unknown>): string {
+  const picked = Object.fromEntries(WORKLOAD.map((k) => [k, options[k] ?? null]))
+  return createHash('sha256').update(JSON.stringify(picked)).digest('hex').slice(0, 12)
+}
+
+/** What the run ran on, as far as it knows: package, server version and flags, target. */
+function environmentOf(f: RunFolder): Record<string, unknown> {
+  const info = (f.summary.server_info ?? {}) as Record<string, unknown>
+  return {
+    package_version: f.summary.package_version,
+    server_version: info['version'] ?? null,
+    server: info['model_path'] ?? info['model'] ?? null,
+    target: f.summary.target,
+  }
+}
+
+/** Comparable environments: the same server version (another package version or host does not split a series). */
+export const environmentKey = (env: Record<string, unknown>): string => JSON.stringify(env['server_version'] ?? null)
+
+/**
+ * The history of runs in SQLite (Node's own node:sqlite, no dependency): every run's figures, per-request samples,
+ * workload fingerprint, environment and labels. Writers in parallel (CI shards, jobs) are safe: WAL, a busy timeout,
+ * and one transaction a run; a run recorded twice is one run (its key is its start and target).
+ */
+export class HistoryStore {
+  readonly path: string
+  readonly #db: DatabaseSync
+
+  constructor(path: string = DEFAULT_HISTORY_DB) {
+    this.path = resolve(path)
+    mkdirSync(dirname(this.path), { recursive: true })
+    this.#db = new DatabaseSync(this.path, { timeout: 30_000 })
+    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;')
+    this.#migrate()
+  }
+
+  #migrate(): void {
+    this.#db.exec('BEGIN IMMEDIATE')
+    try {
+      const { user_version: at } = this.#db.prepare('PRAGMA user_version').get() as { user_version: number }
+      for (let v = at; v < MIGRATIONS.length; v++) this.#db.exec(MIGRATIONS[v] as string)
+      if (at < MIGRATIONS.length) this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`)
+      this.#db.exec('COMMIT')
+    } catch (err) {
+      this.#db.exec('ROLLBACK')
+      throw err
+    }
+  }
+
+  /** Records a run's folder; false when it was recorded before (nothing is written twice). */
+  record(f: RunFolder, labels: Record<string, string>): boolean {
+    const s = f.summary
+    const key = createHash('sha256')
+      .update(JSON.stringify([s.load.start_epoch_ms, s.target, s.requests, s.seed, s.name ?? null]))
+      .digest('hex')
+      .slice(0, 16)
+    const metrics: Array<[string, number]> = []
+    for (const c of DURATION_COLUMNS) {
+      const d = s.metrics[c]
+      if (d === undefined) continue
+      for (const p of PERCENTILES) metrics.push([`${c}.${p}`, d[p]])
+    }
+    for (const k of FIGURES) {
+      const v = s[k]
+      if (typeof v === 'number') metrics.push([k, v])
+    }
+    if (s.goodput !== null && s.goodput !== undefined) metrics.push(['goodput', s.goodput.fraction])
+    this.#db.exec('BEGIN IMMEDIATE')
+    try {
+      const inserted = this.#db
+        .prepare(
+          `INSERT OR IGNORE INTO runs (key, dir, recorded_at, started_at, fingerprint, environment, labels, summary)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          key,
+          f.dir,
+          new Date().toISOString(),
+          s.started_at,
+          workloadFingerprint(s.options),
+          JSON.stringify(environmentOf(f)),
+          JSON.stringify(labels),
+          JSON.stringify({ ...s, ttft_source: s.ttft_source ?? null }),
+        )
+      if (Number(inserted.changes) === 0) {
+        this.#db.exec('COMMIT')
+        return false
+      }
+      const metric = this.#db.prepare('INSERT INTO metrics (run_key, name, value) VALUES (?, ?, ?)')
+      for (const [name, value] of metrics) if (Number.isFinite(value)) metric.run(key, name, value)
+      const sample = this.#db.prepare('INSERT INTO samples (run_key, field, n, data) VALUES (?, ?, ?, ?)')
+      for (const field of SAMPLED) {
+        const values = Float32Array.from(f.table.known(field, { scale: MS_PER_S }))
+        if (values.length > 0) sample.run(key, field, values.length, new Uint8Array(values.buffer))
+      }
+      this.#db.exec('COMMIT')
+      return true
+    } catch (err) {
+      this.#db.exec('ROLLBACK')
+      throw err
+    }
+  }
+
+  /** Every recorded run, oldest first (by its start). */
+  runs(): RecordedRun[] {
+    const rows = this.#db
+      .prepare('SELECT key, dir, started_at, fingerprint, environment, labels FROM runs ORDER BY started_at, key')
+      .all() as Array<Record<string, string>>
+    return rows.map((r) => ({
+      key: r['key'] as string,
+      dir: r['dir'] as string,
+      startedAt: r['started_at'] as string,
+      fingerprint: r['fingerprint'] as string,
+      environment: JSON.parse(r['environment'] as string) as Record<string, unknown>,
+      labels: JSON.parse(r['labels'] as string) as Record<string, string>,
+    }))
+  }
+
+  /** One metric of each given run (undefined where the run did not report it). */
+  metric(name: string, runs: readonly RecordedRun[]): Array<number | undefined> {
+    const get = this.#db.prepare('SELECT value FROM metrics WHERE run_key = ? AND name = ?')
+    return runs.map((r) => (get.get(r.key, name) as { value: number } | undefined)?.value)
+  }
+
+  /** A run's per-request samples of a field (ms), as recorded. */
+  samples(run: RecordedRun, field: string): Float32Array {
+    const row = this.#db.prepare('SELECT data FROM samples WHERE run_key = ? AND field = ?').get(run.key, field) as
+      | { data: Uint8Array }
+      | undefined
+    if (row === undefined) return new Float32Array(0)
+    const copy = new Uint8Array(row.data)
+    return new Float32Array(copy.buffer, 0, copy.byteLength / 4)
+  }
+
+  close(): void {
+    this.#db.close()
+  }
+}

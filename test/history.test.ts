@@ -1,0 +1,130 @@
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { expect, test } from 'vitest'
+import { SeededRandom } from '../src/common/seeded-random.ts'
+import { changePoints } from '../src/history/change-points.ts'
+import { HistoryStore } from '../src/history/history-store.ts'
+import { benchRequests } from '../src/load/bench-requests.ts'
+import { startSimWorker } from './helpers/sim.ts'
+
+// Issue 33: performance history. The store is a real SQLite file (node:sqlite), written by the CLI as a user runs it.
+const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
+const cli = (args: string[]) =>
+  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
+const tmp = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-history-'))
+
+test('change points: a known step is found where it is, noise alone and one outlier are not changes', () => {
+  const r = new SeededRandom(11)
+  const noise = (n: number, mean: number, sd: number): number[] =>
+    Array.from({ length: n }, () => mean + sd * r.normal())
+  const step = changePoints([...noise(30, 100, 2), ...noise(10, 117, 2)])
+  expect(step.map((c) => c.index)).toEqual([30])
+  expect(step[0]?.relative).toBeGreaterThan(0.15)
+  expect(step[0]?.pValue).toBeLessThanOrEqual(0.01)
+  expect(changePoints(noise(60, 100, 5))).toEqual([])
+  expect(changePoints([...noise(30, 100, 2), 400, ...noise(30, 100, 2)])).toEqual([])
+  // two changes, up then down, each found within two points of where it is
+  const two = changePoints([...noise(40, 10, 0.5), ...noise(40, 14, 0.5), ...noise(40, 11, 0.5)]).map((c) => c.index)
+  expect(two).toHaveLength(2)
+  expect(Math.abs((two[0] as number) - 40)).toBeLessThanOrEqual(2)
+  expect(Math.abs((two[1] as number) - 80)).toBeLessThanOrEqual(2)
+})
+
+test('30 runs at one speed then 10 at 0.85 of it: history check finds the regression at the 31st run', async () => {
+  // --speed 4 and 3.4: the simulator is time-scale invariant, so this is speed 1 and 0.85 in a quarter of the time
+  const dirs: string[] = []
+  for (const [speed, runs] of [
+    ['4', 30],
+    ['3.4', 10],
+  ] as const) {
+    const w = await startSimWorker(['--speed', speed], `history-${speed}`)
+    try {
+      for (let i = 0; i < runs; i++) {
+        const dir = tmp()
+        await benchRequests(w, {
+          rate: 100,
+          requests: 24,
+          seed: 7,
+          dataset: { kind: 'random', inputLen: 64, outputLen: 16 },
+          metricsIntervalMs: 0,
+          outDir: dir,
+          quiet: true,
+        })
+        dirs.push(dir)
+      }
+    } finally {
+      await w.stop()
+    }
+  }
+  const db = join(tmp(), 'history.sqlite')
+  const first = await cli(['history', 'record', ...dirs.slice(0, 30), '--db', db, '--label', 'gpu=sim'])
+  expect(first.stdout, first.all).toMatch(/recorded 30 runs/u)
+  const before = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50'])
+  expect(before.exitCode, before.all).toBe(0)
+  expect(before.stdout).toMatch(/tpot\.p50 \(workload \w+, 30 runs\): no change/u)
+  await cli(['history', 'record', ...dirs.slice(30), '--db', db])
+  const after = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50', '--json'])
+  expect(after.exitCode, after.all).toBe(1)
+  const json = JSON.parse(after.stdout)
+  expect(json.regressions).toHaveLength(1)
+  const [reg] = json.regressions
+  expect(Math.abs(reg.position - 31)).toBeLessThanOrEqual(2)
+  expect(reg.metric).toBe('tpot.p50')
+  expect(reg.relative).toBeGreaterThan(0.1)
+  expect(reg.run).toBe(dirs[reg.position - 1])
+  // a run recorded twice is one run
+  const again = await cli(['history', 'record', ...dirs.slice(0, 5), '--db', db])
+  expect(again.stdout).toMatch(/recorded 0 runs \(5 already there\)/u)
+  const store = new HistoryStore(db)
+  try {
+    expect(store.runs()).toHaveLength(40)
+    // the per-request samples are kept: any percentile can be recomputed
+    expect(store.samples(store.runs()[0] as never, 'tpot').length).toBe(24)
+  } finally {
+    store.close()
+  }
+}, 300_000)
+
+test('two writers recording 50 runs each at once: 100 runs, none lost or duplicated', async () => {
+  const w = await startSimWorker(['--speed', '4'], 'history-writers')
+  const base = tmp()
+  try {
+    await benchRequests(w, { rate: 100, requests: 5, metricsIntervalMs: 0, outDir: base, quiet: true })
+  } finally {
+    await w.stop()
+  }
+  // 100 runs: the same rows, each its own start (a run's identity)
+  const summary = JSON.parse(readFileSync(join(base, 'summary.json'), 'utf8'))
+  const dirs = Array.from({ length: 100 }, (_, i) => {
+    const dir = tmp()
+    cpSync(base, dir, { recursive: true })
+    const start = summary.load.start_epoch_ms + i * 1000
+    writeFileSync(
+      join(dir, 'summary.json'),
+      JSON.stringify({
+        ...summary,
+        started_at: new Date(start).toISOString(),
+        load: { ...summary.load, start_epoch_ms: start },
+      }),
+    )
+    return dir
+  })
+  const db = join(tmp(), 'history.sqlite')
+  const [a, b] = await Promise.all([
+    cli(['history', 'record', ...dirs.slice(0, 50), '--db', db]),
+    cli(['history', 'record', ...dirs.slice(50), '--db', db]),
+  ])
+  expect(a.exitCode, a.all).toBe(0)
+  expect(b.exitCode, b.all).toBe(0)
+  const store = new HistoryStore(db)
+  try {
+    const runs = store.runs()
+    expect(runs).toHaveLength(100)
+    expect(new Set(runs.map((r) => r.dir)).size).toBe(100)
+  } finally {
+    store.close()
+  }
+}, 120_000)
