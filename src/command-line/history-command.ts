@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process'
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
 import { checkHistory, DEFAULT_METRICS } from '../history/check-history.ts'
+import { gitLabels } from '../history/git-labels.ts'
 import { DEFAULT_HISTORY_DB, HistoryStore } from '../history/history-store.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
 
@@ -26,20 +26,6 @@ check    each metric's series over the runs of one workload (and one server vers
 Examples:
   npx vitest-llm-perf history record .vitest/llm-perf/runs/* --label gpu=h100
   npx vitest-llm-perf history check --metric ttft.p99 --metric tpot.p50`
-
-/** The commit and branch of the working tree, where git knows them. */
-function gitLabels(): Record<string, string> {
-  const git = (...args: string[]): string | undefined => {
-    try {
-      return execFileSync('git', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim() || undefined
-    } catch {
-      return undefined
-    }
-  }
-  const commit = git('rev-parse', 'HEAD')
-  const branch = git('rev-parse', '--abbrev-ref', 'HEAD')
-  return { ...(commit === undefined ? {} : { commit }), ...(branch === undefined ? {} : { branch }) }
-}
 
 /** `vitest-llm-perf history record|check …`: returns the exit code. */
 export async function historyCommand(argv: string[]): Promise<number> {

@@ -54,6 +54,8 @@ export const RUN_FLAGS = {
   name: { type: 'string' },
   slo: { type: 'string', multiple: true },
   config: { type: 'string' },
+  history: { type: 'boolean' },
+  'history-db': { type: 'string' },
   'base-url': { type: 'string' },
   json: { type: 'boolean' },
   quiet: { type: 'boolean' },
@@ -235,6 +237,9 @@ export async function runOptionsFrom(
   set('tokenizer', values.tokenizer)
   set('promptAs', values['prompt-as'])
   set('outDir', values['out-dir'])
+  // every valid run (each sweep point and capacity step) joins the performance history
+  if (values.history === true || values['history-db'] !== undefined)
+    o['history'] = values['history-db'] === undefined ? true : { db: values['history-db'] }
   set('name', values.name)
   if (values['no-stream']) o['stream'] = false
   const backend = values.backend

@@ -3,7 +3,8 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
-import type { RunFolder } from '../load/run-folder-reader.ts'
+import type { RecordTable } from '../record/record-table.ts'
+import type { BenchSummary } from '../summarise/bench-run.ts'
 import { WORKLOAD } from '../summarise/workload-differences.ts'
 
 /** Where a project's history lives unless `--db` says otherwise. */
@@ -55,15 +56,36 @@ export function workloadFingerprint(options: Record<string, unknown>): string {
   return createHash('sha256').update(JSON.stringify(picked)).digest('hex').slice(0, 12)
 }
 
-/** What the run ran on, as far as it knows: package, server version and flags, target. */
-function environmentOf(f: RunFolder): Record<string, unknown> {
-  const info = (f.summary.server_info ?? {}) as Record<string, unknown>
+/** What the run ran on, as far as it knows: package, server version and model, target. */
+export function environmentOf(summary: BenchSummary): Record<string, unknown> {
+  const info = (summary.server_info ?? {}) as Record<string, unknown>
   return {
-    package_version: f.summary.package_version,
+    package_version: summary.package_version,
     server_version: info['version'] ?? null,
     server: info['model_path'] ?? info['model'] ?? null,
-    target: f.summary.target,
+    target: summary.target,
   }
+}
+
+/** A figure of a run's summary as the history names it: `ttft.p99`, `tpot.mean`, `output_token_throughput`. */
+export function metricOf(summary: BenchSummary, name: string): number | undefined {
+  const dot = name.lastIndexOf('.')
+  if (dot > 0) {
+    const d = summary.metrics[name.slice(0, dot) as keyof BenchSummary['metrics']] as Record<string, number> | undefined
+    const v = d?.[name.slice(dot + 1)]
+    return typeof v === 'number' && Number.isFinite(v) ? v : undefined
+  }
+  if (name === 'goodput') return summary.goodput?.fraction ?? undefined
+  const v = (summary as unknown as Record<string, unknown>)[name]
+  return typeof v === 'number' && Number.isFinite(v) ? v : undefined
+}
+
+/** A run's identity in the history: its start and target (the same run recorded twice is one run). */
+export function runKey(s: BenchSummary): string {
+  return createHash('sha256')
+    .update(JSON.stringify([s.load.start_epoch_ms, s.target, s.requests, s.seed, s.name ?? null]))
+    .digest('hex')
+    .slice(0, 16)
 }
 
 /** Comparable environments: the same server version (another package version or host does not split a series). */
@@ -99,13 +121,10 @@ export class HistoryStore {
     }
   }
 
-  /** Records a run's folder; false when it was recorded before (nothing is written twice). */
-  record(f: RunFolder, labels: Record<string, string>): boolean {
+  /** Records a run (its folder, summary and rows); false when it was recorded before (nothing is written twice). */
+  record(f: { dir: string; summary: BenchSummary; table: RecordTable }, labels: Record<string, string>): boolean {
     const s = f.summary
-    const key = createHash('sha256')
-      .update(JSON.stringify([s.load.start_epoch_ms, s.target, s.requests, s.seed, s.name ?? null]))
-      .digest('hex')
-      .slice(0, 16)
+    const key = runKey(s)
     const metrics: Array<[string, number]> = []
     for (const c of DURATION_COLUMNS) {
       const d = s.metrics[c]
@@ -130,7 +149,7 @@ export class HistoryStore {
           new Date().toISOString(),
           s.started_at,
           workloadFingerprint(s.options),
-          JSON.stringify(environmentOf(f)),
+          JSON.stringify(environmentOf(s)),
           JSON.stringify(labels),
           JSON.stringify({ ...s, ttft_source: s.ttft_source ?? null }),
         )
@@ -186,5 +205,19 @@ export class HistoryStore {
 
   close(): void {
     this.#db.close()
+  }
+}
+
+/** Records one run into the history at `db`, opening and closing the store: what benchRequests and perf tests call. */
+export function recordRun(
+  run: { dir: string; summary: BenchSummary; table: RecordTable },
+  history: { db?: string | undefined; labels?: Record<string, string> | undefined },
+  defaultLabels: () => Record<string, string>,
+): boolean {
+  const store = new HistoryStore(history.db ?? DEFAULT_HISTORY_DB)
+  try {
+    return store.record(run, { ...defaultLabels(), ...(history.labels ?? {}) })
+  } finally {
+    store.close()
   }
 }

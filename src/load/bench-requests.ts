@@ -1,11 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
+import { ArtifactWriteError } from '../common/artifact-file.ts'
 import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { addSecrets, redact, redactDeep, redactError, secretHeaders, unmaskable } from '../common/redact.ts'
 import { buildDataset } from '../dataset/build-dataset.ts'
+import { gitLabels } from '../history/git-labels.ts'
+import { DEFAULT_HISTORY_DB, recordRun } from '../history/history-store.ts'
 import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
@@ -14,7 +17,7 @@ import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
-import { goodput, goodputUnjudgeable } from '../slo/evaluate-slo.ts'
+import { goodput, goodputUnjudgeable, invalidRun } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
 import { summariseConversations } from '../summarise/conversation-summary.ts'
@@ -317,6 +320,18 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       failure.run = run
       throw failure
     }
+    // a valid run joins the history: an invalid one says nothing about the server
+    if (opts.history !== false && invalidRun(summary) === undefined)
+      try {
+        recordRun({ dir: outDir, summary, table }, opts.history === true ? {} : opts.history, gitLabels)
+      } catch (err) {
+        const e = new ArtifactWriteError(
+          opts.history === true || opts.history.db === undefined ? DEFAULT_HISTORY_DB : opts.history.db,
+          err,
+        )
+        e.run = run
+        throw e
+      }
     if (!opts.quiet) process.stderr.write(redact(`${resultLine(summary)} → ${outDir}\n`))
     return run
   } finally {

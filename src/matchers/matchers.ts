@@ -11,6 +11,7 @@ import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { toSustain } from './capacity-matchers.ts'
 import { formatEvaluation } from './format-slo.ts'
+import { toNotRegress } from './history-matchers.ts'
 import { reportVerdicts } from './report-verdicts.ts'
 
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
@@ -120,6 +121,7 @@ const signedPct = (observed: number, baseline: number): string => {
 
 export const matchers = {
   toSustain,
+  toNotRegress,
   toMeetSlo(this: MatcherState, run: unknown, spec: SloSpec, options?: SloOptions): SyncMatcherResult {
     return judge.call(this, 'toMeetSlo', run, spec, options)
   },

@@ -240,6 +240,16 @@ export const benchOptionsSchema = z.strictObject({
       error: `expected 0 (off) or at least ${MIN_METRICS_INTERVAL_MS} ms (a scrape takes longer than less)`,
     })
     .default(250),
+  /**
+   * Record the run in the performance history (`history check`, `toNotRegress`) when it is valid: `true` for
+   * `.vitest/llm-perf/history.sqlite`, or `{ db, labels }` (commit and branch come from git). @default false
+   */
+  history: z
+    .union([
+      z.boolean(),
+      z.strictObject({ db: z.string().min(1).optional(), labels: z.record(z.string(), z.string()).optional() }),
+    ])
+    .default(false),
   /** Aborts the run; unsent requests are recorded as failed, never dropped. */
   signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
   /**

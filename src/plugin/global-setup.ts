@@ -1,6 +1,8 @@
 import { join, resolve } from 'node:path'
 import type { TestProject } from 'vitest/node'
 import { LlmPerfError } from '../common/errors.ts'
+import { gitLabels } from '../history/git-labels.ts'
+import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
 import { processReaper, sweepLeftovers } from '../launch/reaper.ts'
 import { startTopology } from '../topology/start-topology.ts'
 import type { StartedTopology } from '../topology/started-topology.ts'
@@ -69,8 +71,17 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw err
   }
   const control = await startControlServer(started, progressPrinter())
+  const h = options.history
   const context: LlmPerfContext = {
     artifactsDir,
+    ...(h === false
+      ? {}
+      : {
+          history: {
+            db: resolve(project.config.root, (h === true ? undefined : h.db) ?? DEFAULT_HISTORY_DB),
+            labels: { ...gitLabels(project.config.root), ...(h === true ? {} : (h.labels ?? {})) },
+          },
+        }),
     control: { url: control.url, token: control.token },
     unstarted: unused,
     topologies: Object.fromEntries(

@@ -8,6 +8,8 @@ export interface LlmPerfContext {
   unstarted?: string[]
   artifactsDir: string
   control?: { url: string; token: string }
+  /** perfProject({ history }): where each valid run is recorded, with which labels. */
+  history?: { db: string; labels: Record<string, string> }
 }
 
 declare module 'vitest' {

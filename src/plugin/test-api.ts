@@ -1,3 +1,4 @@
+import { dirname } from 'node:path'
 import { test as base, inject } from 'vitest'
 import type { CapacityOptions } from '../capacity/capacity-options.ts'
 import { findCapacity as runCapacity } from '../capacity/find-capacity.ts'
@@ -5,6 +6,7 @@ import type { CapacityResult, SweepPoints, SweepResult } from '../capacity/resul
 import { sweep as runSweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
+import { recordRun } from '../history/history-store.ts'
 import { benchRequests as runBench } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
@@ -157,6 +159,10 @@ function fixtureBench(ctx: {
     if (run.files.html !== undefined)
       await annotate('report.html', 'llm-perf:html', { path: run.files.html, contentType: 'text/html' })
     if (invalid !== undefined) await annotate(`invalid run: ${invalid}`, 'llm-perf:invalid')
+    // perfProject({ history }): a valid run joins the history (an invalid one says nothing about the server)
+    if (llmPerf.history !== undefined && invalid === undefined) {
+      recordRun({ dir: dirname(run.files.json), summary: run.summary, table: run.table }, llmPerf.history, () => ({}))
+    }
     return { run, invalid }
   }
   return Object.assign(bench, { dir: (sub: string): string => `${testDir()}/${sub}` })

@@ -88,6 +88,17 @@ export const perfOptionsSchema = z.strictObject({
       topologySchema,
     )
     .default({}),
+  /**
+   * Record every valid run of the project's tests in the performance history (`history check`, `toNotRegress`):
+   * `true` for `.vitest/llm-perf/history.sqlite`, or `{ db, labels }`; commit and branch labels come from git.
+   * @default false
+   */
+  history: z
+    .union([
+      z.boolean(),
+      z.strictObject({ db: z.string().min(1).optional(), labels: z.record(z.string(), z.string()).optional() }),
+    ])
+    .default(false),
   /** Where per-test artifacts go. @default '.vitest/llm-perf' */
   artifactsDir: z.string().default('.vitest/llm-perf'),
   /** Per-test timeout. @default 1800000 */

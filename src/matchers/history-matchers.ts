@@ -1,0 +1,135 @@
+import type { MatcherState, SyncMatcherResult } from 'vitest'
+import { changePoints } from '../history/change-points.ts'
+import {
+  DEFAULT_HISTORY_DB,
+  environmentKey,
+  environmentOf,
+  HistoryStore,
+  metricOf,
+  runKey,
+  workloadFingerprint,
+} from '../history/history-store.ts'
+import { RecordTable } from '../record/record-table.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { reportVerdicts } from './report-verdicts.ts'
+
+export interface NotRegressOptions {
+  /** Figures as the history names them: `ttft.p99`, `tpot.p50`, `output_token_throughput`. */
+  metrics: readonly string[]
+  /** The history's SQLite file. @default '.vitest/llm-perf/history.sqlite' */
+  db?: string
+  /** Compare with runs on another server version too. @default false */
+  anyEnvironment?: boolean
+}
+
+/** Runs a series needs before a change can be told from noise (3 each side). */
+const MIN_RUNS = 6
+const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test(metric)
+
+/**
+ * `expect(run).toNotRegress({ metrics })`: the run joins its workload's history (same fingerprint and server
+ * version) as its newest point, each metric's series is searched for change points (history check's E-divisive),
+ * and the matcher fails when the newest change made the metric worse — naming the change point, the runs on both
+ * sides and the size with its 95 % interval. Fewer than 6 runs is not enough history: it passes, and says so.
+ */
+export function toNotRegress(this: MatcherState, received: unknown, options: NotRegressOptions): SyncMatcherResult {
+  const run = received as Partial<BenchRun> | null
+  if (run === null || typeof run !== 'object' || !(run.table instanceof RecordTable) || run.summary === undefined)
+    throw new TypeError(`toNotRegress: expected the BenchRun that benchRequests() resolves to, got ${typeof received}`)
+  if (!Array.isArray(options?.metrics) || options.metrics.length === 0)
+    throw new TypeError("toNotRegress: expected { metrics: ['ttft.p99', …] }")
+  const summary = run.summary
+  const store = new HistoryStore(options.db ?? DEFAULT_HISTORY_DB)
+  const lines: string[] = []
+  const verdicts: string[] = []
+  let failed = false
+  try {
+    const fingerprint = workloadFingerprint(summary.options)
+    const env = environmentKey(environmentOf(summary))
+    const self = runKey(summary)
+    const earlier = store
+      .runs()
+      .filter(
+        (r) =>
+          r.key !== self &&
+          r.fingerprint === fingerprint &&
+          (options.anyEnvironment || environmentKey(r.environment) === env),
+      )
+    for (const metric of options.metrics) {
+      const now = metricOf(summary, metric)
+      const values = store.metric(metric, earlier)
+      const series = earlier.flatMap((r, i) =>
+        values[i] === undefined ? [] : [{ dir: r.dir, value: values[i] as number }],
+      )
+      if (now === undefined) {
+        verdicts.push(`! ${metric} not reported`)
+        lines.push(`  ! ${metric}: this run does not report it`)
+        failed = true
+        continue
+      }
+      series.push({ dir: run.files?.json?.replace(/\/summary\.json$/u, '') ?? 'this run', value: now })
+      if (series.length < MIN_RUNS) {
+        verdicts.push(`· ${metric} (not enough history)`)
+        lines.push(`  · ${metric}: not enough history (${series.length} runs of this workload, ${MIN_RUNS} needed)`)
+        continue
+      }
+      const newest = changePoints(series.map((s) => s.value)).at(-1)
+      const worse =
+        newest !== undefined && (higherIsWorse(metric) ? newest.after > newest.before : newest.after < newest.before)
+      if (newest === undefined || !worse) {
+        verdicts.push(`✓ ${metric} no regression`)
+        lines.push(
+          `  ✓ ${metric}: ${newest === undefined ? 'no change' : `improved at run ${newest.index + 1}`} over ${series.length} runs`,
+        )
+        continue
+      }
+      failed = true
+      const before = series.slice(0, newest.index).map((s) => s.value)
+      const after = series.slice(newest.index).map((s) => s.value)
+      const [lo, hi] = meanDifferenceInterval(before, after)
+      const pct = (v: number): string => `${v >= 0 ? '+' : ''}${((v / newest.before) * 100).toFixed(1)} %`
+      verdicts.push(`✗ ${metric} regressed`)
+      lines.push(
+        `  ✗ ${metric} regressed at run ${newest.index + 1} of ${series.length} (${series[newest.index]?.dir}): ` +
+          `${newest.before.toFixed(3)} → ${newest.after.toFixed(3)} (${pct(newest.after - newest.before)}, 95 % ` +
+          `interval [${pct(lo)}, ${pct(hi)}]), p = ${newest.pValue.toFixed(3)}\n` +
+          `    before: ${series
+            .slice(Math.max(0, newest.index - 3), newest.index)
+            .map((s) => s.dir)
+            .join(', ')}\n` +
+          `    after:  ${series
+            .slice(newest.index, newest.index + 3)
+            .map((s) => s.dir)
+            .join(', ')}`,
+      )
+    }
+  } finally {
+    store.close()
+  }
+  if (run.files?.json !== undefined) reportVerdicts(run as BenchRun, verdicts, this.currentTestName)
+  const hint = this.utils.matcherHint('.toNotRegress', 'run', 'history', { isNot: this.isNot })
+  return {
+    pass: !failed,
+    message: () =>
+      `${hint}\n\n${failed ? 'regressed against its history' : 'no regression against its history'}:\n${lines.join('\n')}`,
+  }
+}
+
+/** The 95 % interval of mean(after) − mean(before) (Welch's standard error, normal quantile). */
+function meanDifferenceInterval(before: number[], after: number[]): [number, number] {
+  const m = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length
+  const v = (xs: number[]): number => xs.reduce((a, b) => a + (b - m(xs)) ** 2, 0) / Math.max(1, xs.length - 1)
+  const d = m(after) - m(before)
+  const se = Math.sqrt(v(before) / before.length + v(after) / after.length)
+  return [d - 1.96 * se, d + 1.96 * se]
+}
+
+declare module 'vitest' {
+  interface Matchers<R> {
+    /**
+     * The run against its workload's history: fails when the newest change point of a metric made it worse.
+     * @example expect(run).toNotRegress({ metrics: ['ttft.p99', 'tpot.p50'] })
+     */
+    toNotRegress: (options: NotRegressOptions) => R
+  }
+}
