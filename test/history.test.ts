@@ -75,6 +75,12 @@ test('30 runs at one speed then 10 at 0.85 of it: history check finds the regres
   expect(reg.metric).toBe('tpot.p50')
   expect(reg.relative).toBeGreaterThan(0.1)
   expect(reg.run).toBe(dirs[reg.position - 1])
+  // history.html: the series with its change, each point a link to its run's report
+  const out = join(tmp(), 'history.html')
+  expect((await cli(['history', 'report', '--db', db, '--metric', 'tpot.p50', '--out', out])).exitCode).toBe(0)
+  const html = readFileSync(out, 'utf8')
+  expect(html).toMatch(/tpot\.p50 · workload \w+ · 40 runs · newest change: regression at run \d+/u)
+  expect(html).toContain(`<a href="${encodeURI(dirs[0] as string)}/report.html">`)
   // a run recorded twice is one run
   const again = await cli(['history', 'record', ...dirs.slice(0, 5), '--db', db])
   expect(again.stdout).toMatch(/recorded 0 runs \(5 already there\)/u)

@@ -1,14 +1,17 @@
 import { resolve } from 'node:path'
 import { parseArgs } from 'node:util'
+import { writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
 import { checkHistory, DEFAULT_METRICS } from '../history/check-history.ts'
 import { gitLabels } from '../history/git-labels.ts'
+import { historyHtml } from '../history/history-html.ts'
 import { DEFAULT_HISTORY_DB, HistoryStore } from '../history/history-store.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
 
 export const HISTORY_HELP = `vitest-llm-perf history record DIR... [--db FILE] [--label k=v]...
 vitest-llm-perf history check [--db FILE] [--metric ttft.p99]... [--branch NAME] [--any-environment] [--json]
+vitest-llm-perf history report [--db FILE] [--metric ttft.p99]... [--out history.html]
 
 Performance history: every run in a database, regressions told from noise as change points.
 
@@ -18,6 +21,9 @@ check    each metric's series over the runs of one workload (and one server vers
          oldest first, searched for change points (E-divisive means with a permutation test, as Apache Otava);
          per metric: regression, improvement, no change, or not enough history (fewer than 6 runs). Exits 1 when
          a checked metric's newest change point is a regression. --json prints { regressions, changes, verdicts }
+
+report   history.html: a chart per workload and metric over its runs, each regime between change points in its
+         own colour, the SLO's limit, every point a link to its run's report
 
 --db FILE   the SQLite file (default ${DEFAULT_HISTORY_DB})
 --metric M  a figure as summary.json names it: ttft.p99, tpot.p50, total_latency.mean, output_token_throughput, …
@@ -92,8 +98,21 @@ export async function historyCommand(argv: string[]): Promise<number> {
       store.close()
     }
   }
+  if (sub === 'report') {
+    const out = resolve(values.out ?? 'history.html')
+    const store = new HistoryStore(db)
+    try {
+      const metrics = values.metric ?? DEFAULT_METRICS
+      const check = checkHistory(store, { metrics, anyEnvironment: values['any-environment'] === true })
+      writeArtifact(out, historyHtml(store, check, metrics))
+      process.stdout.write(`history.html: ${out}\n`)
+      return 0
+    } finally {
+      store.close()
+    }
+  }
   throw new InvalidOptionError('history', [
-    `expected a subcommand, record or check, got ${sub === undefined ? 'nothing' : JSON.stringify(sub)}`,
+    `expected a subcommand, record, check or report, got ${sub === undefined ? 'nothing' : JSON.stringify(sub)}`,
   ])
 }
 
@@ -108,6 +127,7 @@ function parse(argv: string[]) {
       branch: { type: 'string' },
       'any-environment': { type: 'boolean' },
       json: { type: 'boolean' },
+      out: { type: 'string' },
     },
   })
 }

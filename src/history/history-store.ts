@@ -193,6 +193,14 @@ export class HistoryStore {
     return runs.map((r) => (get.get(r.key, name) as { value: number } | undefined)?.value)
   }
 
+  /** A run's summary.json as recorded. */
+  summary(run: RecordedRun): Record<string, unknown> | undefined {
+    const row = this.#db.prepare('SELECT summary FROM runs WHERE key = ?').get(run.key) as
+      | { summary: string }
+      | undefined
+    return row === undefined ? undefined : (JSON.parse(row.summary) as Record<string, unknown>)
+  }
+
   /** A run's per-request samples of a field (ms), as recorded. */
   samples(run: RecordedRun, field: string): Float32Array {
     const row = this.#db.prepare('SELECT data FROM samples WHERE run_key = ? AND field = ?').get(run.key, field) as

@@ -13,6 +13,8 @@ export interface ChartPoint {
   label?: string
   /** Written beside the point on the chart itself (the label is its hover text). */
   tag?: string
+  /** Where a click on the point goes (a run's report.html). */
+  href?: string
 }
 
 export interface ChartSeries {
@@ -147,9 +149,8 @@ export function svgChart(spec: ChartSpec): string {
           `<line x1="${x - 4}" x2="${x + 4}" y1="${py(p.lower)}" y2="${py(p.lower)}" stroke="${s.color}"/>`,
           `<line x1="${x - 4}" x2="${x + 4}" y1="${py(p.upper)}" y2="${py(p.upper)}" stroke="${s.color}"/>`,
         )
-      parts.push(
-        `<circle cx="${x}" cy="${y}" r="3.5" fill="${p.hollow ? '#fff' : s.color}" stroke="${s.color}" stroke-width="1.5"><title>${esc(p.label ?? `${s.name}: ${fmt(p.x)} → ${fmt(p.y as number)}`)}</title></circle>`,
-      )
+      const circle = `<circle cx="${x}" cy="${y}" r="3.5" fill="${p.hollow ? '#fff' : s.color}" stroke="${s.color}" stroke-width="1.5"><title>${esc(p.label ?? `${s.name}: ${fmt(p.x)} → ${fmt(p.y as number)}`)}</title></circle>`
+      parts.push(p.href === undefined ? circle : `<a href="${esc(p.href)}">${circle}</a>`)
       if (p.tag !== undefined) parts.push(`<text x="${x + 6}" y="${y - 6}" class="s">${esc(p.tag)}</text>`)
     }
     parts.push(
