@@ -38,7 +38,8 @@ export function capacityHtml(r: CapacityResult): string {
       ...(hi === null || lo === 0 ? {} : { xBand: { from: lo, to: hi, label: `bracket [${n(lo, 2)}, ${n(hi, 2)}]` } }),
     })
   })
-  const rows = r.steps.map((s) => {
+  const confirmation = r.confirmation === undefined ? [] : [r.confirmation]
+  const rows = [...r.steps, ...confirmation].map((s) => {
     const cells = [
       String(s.index),
       s.phase,
@@ -48,6 +49,9 @@ export function capacityHtml(r: CapacityResult): string {
       `<span class="${s.decision === 'pass' ? 'pass' : s.decision === 'fail' || s.decision === 'overloaded' ? 'fail' : 'undecided'}">${esc(s.decision)}${s.confident ? '' : ' (not confident)'}</span>`,
       `${n(s.summary.success_rate * 100, 1)} %`,
       n(s.summary.request_throughput, 2),
+      s.summary.cache_hit_rate === undefined || s.summary.cache_hit_rate === null
+        ? '—'
+        : `${n(s.summary.cache_hit_rate * 100, 1)} %`,
       s.objectives
         .map((o) => `${esc(o.objective)} ${n(o.observed, 1)} [${n(o.lower, 1)}, ${n(o.upper, 1)}]`)
         .join('<br>'),
@@ -58,7 +62,15 @@ export function capacityHtml(r: CapacityResult): string {
   })
   const intro = `<p><b>Capacity: ${n(r.capacity, 2)} req/s</b> · bracket [${n(lo, 2)}, ${hi === null ? '—' : n(hi, 2)}] ·
 limiting objective: ${esc(r.limitingObjective ?? '—')} · ${r.decidedWithConfidence ? 'decided with confidence' : 'not decided with confidence'} ·
-ended: ${esc(r.ended)}</p>
+ended: ${esc(r.ended)}</p>${
+    r.confirmation === undefined
+      ? ''
+      : `<p class="${r.confirmation.holds ? 'pass' : 'fail'}"><b>${r.confirmation.holds ? '✓' : '✗'} Confirmation:</b> ${n(
+          r.confirmation.durationS,
+        )} s at ${n(r.confirmation.rate, 3)} req/s (${r.confirmation.fraction} × the capacity) ${
+          r.confirmation.holds ? 'met the SLO' : 'did not meet the SLO: the capacity does not hold'
+        } (the last row below).</p>`
+  }
 <p>Each step runs ${n(r.search.stepDurationS)} s of arrivals (longer where the SLO's percentiles need more samples);
 the first ${n(r.rampS)} s of each are left out of its statistics. Whiskers are ${r.search.confidence * 100} % intervals
 (bootstrap for percentiles, Wilson for rates); a hollow point did not pass.</p>`
@@ -71,6 +83,7 @@ the first ${n(r.rampS)} s of each are left out of its statistics. Whiskers are $
     'decision',
     'success',
     'completed req/s',
+    'cache hits',
     'objectives: observed [interval]',
     'note',
     '',

@@ -95,6 +95,7 @@ export async function findCapacity(
         output_token_throughput: s.output_token_throughput,
         achieved_rate: s.achieved_rate,
         duration_s: s.duration_s,
+        cache_hit_rate: s.cache_hit_rate ?? null,
       },
     }
     // the run rides along, not enumerable: capacity.json stays small, the matcher still finds the worst requests

@@ -31,6 +31,8 @@ export interface CapacityStep {
     output_token_throughput: number | null
     achieved_rate: number | null
     duration_s: number
+    /** Cached prompt tokens over prompt tokens: a step answered from an earlier step's cache says so. */
+    cache_hit_rate?: number | null
   }
 }
 
