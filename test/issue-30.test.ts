@@ -168,7 +168,12 @@ test('sweep --slo judges every point and names the largest that met it', async (
   expect(sweep.largestPassing).toBe(1)
   expect(sweep.complete).toBe(true)
   expect(r.stdout).toContain('✓ largest point that met the SLO: 1')
-  expect(r.stdout).toMatch(/✗ sweep concurrency 64\n✗ .*\n\s+SLO: ✗ ttft 'p\(50\)<40'/u)
+  expect(r.stdout).toContain("SLO: ✗ ttft 'p(50)<40'")
+  expect(r.stdout).toContain("SLO: ✓ ttft 'p(50)<40'")
+  expect(sweep.points.map((p: { slo: { verdicts: string[] } }) => p.slo.verdicts)).toEqual([
+    ["✓ ttft 'p(50)<40'"],
+    ["✗ ttft 'p(50)<40'"],
+  ])
   expect(r.exitCode, r.all).toBe(0)
   const none = await cli([
     'sweep',

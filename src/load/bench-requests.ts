@@ -223,7 +223,11 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     await csv.close()
     const figures = summariseRun({
       table,
-      targetRate: opts.rate,
+      // a ramp has no one rate: its schedule's own mean rate is what it asked for (and what lateness is judged by)
+      targetRate:
+        typeof opts.arrival === 'object' && arrivalsS.length > 1
+          ? (arrivalsS.length - 1) / (arrivalsS[arrivalsS.length - 1] as number)
+          : opts.rate,
       waitedForSlot: result.waitedForSlot,
       chat: opts.api === 'chat',
       eventLoopDelayMs: result.eventLoopDelayMs,

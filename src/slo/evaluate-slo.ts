@@ -189,8 +189,10 @@ export function invalidRun(
   s: BenchSummary,
   options: Pick<SloOptions, 'maxDispatchLagMs' | 'maxEventLoopDelayMs' | 'maxReceiveBusy'> = {},
 ): string | undefined {
-  const lagLimit = options.maxDispatchLagMs ?? DEFAULT_MAX_LAG_MS
-  const loopLimit = options.maxEventLoopDelayMs ?? DEFAULT_MAX_LOOP_DELAY_MS
+  // with no rate (everything due at once, closed-loop users, a concurrency cap) lateness is the point, not a fault
+  const unbounded = s.target_rate === null || s.target_rate === undefined
+  const lagLimit = options.maxDispatchLagMs ?? (unbounded ? Number.POSITIVE_INFINITY : DEFAULT_MAX_LAG_MS)
+  const loopLimit = options.maxEventLoopDelayMs ?? (unbounded ? Number.POSITIVE_INFINITY : DEFAULT_MAX_LOOP_DELAY_MS)
   const busyLimit = options.maxReceiveBusy ?? DEFAULT_MAX_RECEIVE_BUSY
   const threads = `${s.load.processes} load thread${s.load.processes === 1 ? '' : 's'}`
   if (s.dispatch_lag_ms.p99 > lagLimit)
