@@ -25,6 +25,11 @@ test('change points: a known step is found where it is, noise alone and one outl
   expect(step[0]?.relative).toBeGreaterThan(0.15)
   expect(step[0]?.pValue).toBeLessThanOrEqual(0.01)
   expect(changePoints(noise(60, 100, 5))).toEqual([])
+  // Hunter's (now Apache Otava's) own example series, from its test_change_point_detection: changes at 6 and at 4
+  expect(changePoints([1.02, 0.95, 0.99, 1.0, 1.12, 0.9, 0.5, 0.51, 0.48, 0.48, 0.55]).map((c) => c.index)).toEqual([6])
+  expect(changePoints([2.02, 2.03, 2.01, 2.04, 1.82, 1.85, 1.79, 1.81, 1.8, 1.76, 1.78]).map((c) => c.index)).toEqual([
+    4,
+  ])
   expect(changePoints([...noise(30, 100, 2), 400, ...noise(30, 100, 2)])).toEqual([])
   // two changes, up then down, each found within two points of where it is
   const two = changePoints([...noise(40, 10, 0.5), ...noise(40, 14, 0.5), ...noise(40, 11, 0.5)]).map((c) => c.index)
