@@ -7,6 +7,9 @@ import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { WORKLOAD } from '../summarise/workload-differences.ts'
 
+/** How long a writer waits for another to let go of the file. */
+const BUSY_TIMEOUT_MS = 30_000
+
 /** Where a project's history lives unless `--db` says otherwise. */
 export const DEFAULT_HISTORY_DB = '.vitest/llm-perf/history.sqlite'
 
@@ -103,9 +106,30 @@ export class HistoryStore {
   constructor(path: string = DEFAULT_HISTORY_DB) {
     this.path = resolve(path)
     mkdirSync(dirname(this.path), { recursive: true })
-    this.#db = new DatabaseSync(this.path, { timeout: 30_000 })
-    this.#db.exec('PRAGMA journal_mode = WAL; PRAGMA foreign_keys = ON;')
+    this.#db = new DatabaseSync(this.path, { timeout: BUSY_TIMEOUT_MS })
+    this.#useWal()
+    this.#db.exec('PRAGMA foreign_keys = ON')
     this.#migrate()
+  }
+
+  /**
+   * WAL lets readers and a writer work at once. Switching a new file to it needs the file to itself, and SQLite
+   * answers "database is locked" at once, without its busy timeout, when another process holds it: two writers
+   * starting on a new history did (CI, under load). The switch is retried until the other lets go; a file already
+   * in WAL (the mode is kept in the file) is left as it is.
+   */
+  #useWal(): void {
+    const deadline = Date.now() + BUSY_TIMEOUT_MS
+    for (;;) {
+      try {
+        const { journal_mode: mode } = this.#db.prepare('PRAGMA journal_mode').get() as { journal_mode: string }
+        if (mode !== 'wal') this.#db.exec('PRAGMA journal_mode = WAL')
+        return
+      } catch (err) {
+        if (!/locked|busy/iu.test((err as Error).message) || Date.now() > deadline) throw err
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10 + Math.random() * 40)
+      }
+    }
   }
 
   #migrate(): void {
