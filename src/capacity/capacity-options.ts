@@ -67,7 +67,8 @@ export const searchSchema = z
     flushCache: z.boolean({ error: 'expected a boolean' }).default(false),
     /**
      * After the search, one longer run at `fraction` × the capacity found, judged by the same SLO and reported beside
-     * it: the capacity holds when it passes. `false` skips it. @default { fraction: 0.9, durationS: max(30, 2 × stepDurationS) }
+     * it: the capacity holds when it passes. `false` skips it.
+     * @default { fraction: 0.9, durationS: max(30, 2 × stepDurationS) }
      */
     confirm: z
       .union(

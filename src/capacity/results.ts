@@ -74,7 +74,10 @@ export interface CapacityResult {
   files: { json: string; html: string }
 }
 
-/** The points of a sweep: arrival rates (open loop), or concurrencies (`maxConcurrency`: all due at once, each timed from its send). */
+/**
+ * The points of a sweep: arrival rates (open loop), or concurrencies (`maxConcurrency`: all due at once, each timed
+ * from its send).
+ */
 export type SweepPoints =
   | { rates: readonly number[]; durationS?: number }
   | { concurrencies: readonly number[]; durationS?: never }

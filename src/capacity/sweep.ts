@@ -6,9 +6,8 @@ import { redactDeep } from '../common/redact.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchOptions } from '../options/bench-options.ts'
-import { evaluateSlo, invalidRun, noSuccess } from '../slo/evaluate-slo.ts'
+import { evaluateSlo, invalidRun, noSuccess, verdictLine } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
-import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import type { BenchFn, Percentiles, SweepPoint, SweepPoints, SweepResult } from './results.ts'
@@ -30,8 +29,6 @@ export function sweepPoint(
   slo?: SloSpec,
 ): SweepPoint {
   const rows = run.records.filter((r) => r.success)
-  // ttft has one meaning: the server's first token where reported, else the client's (summary.ttft_source)
-  const ttftOf = (r: (typeof rows)[number]): number | undefined => r.ttft
   const ms = (xs: Array<number | undefined>): number[] =>
     xs.filter((x): x is number => x !== undefined).map((x) => x * 1000)
   const tpot = pct(ms(rows.map((r) => r.tpot)))
@@ -39,8 +36,9 @@ export function sweepPoint(
   return {
     mode,
     offered,
-    // a concurrency point runs under maxConcurrency: its latencies already start at the send
-    ttft: pct(ms(rows.map(ttftOf))),
+    // ttft has one meaning (the server's first token where reported, else the client's: summary.ttft_source), and a
+    // concurrency point runs under maxConcurrency: its latencies already start at the send
+    ttft: pct(ms(rows.map((r) => r.ttft))),
     ttftSource: run.summary.ttft_source === 'client' ? 'client_ttft' : 'ttft',
     tpot,
     e2e: pct(ms(rows.map((r) => r.total_latency))),
@@ -61,9 +59,7 @@ export function sweepPoint(
 /** A point against the SLO: met only when every objective passed; unjudgeable (null) is not "not met". */
 function judgePoint(run: BenchRun, slo: SloSpec): NonNullable<SweepPoint['slo']> {
   const e = evaluateSlo(run, slo)
-  const verdicts = e.results.map(
-    (r) => `${r.status === 'pass' ? '✓' : r.status === 'fail' ? '✗' : 'unjudgeable'} ${objectiveLabel(r.objective)}`,
-  )
+  const verdicts = e.results.map(verdictLine)
   const dead = noSuccess(run)
   if (dead !== undefined) return { met: false, verdicts: ['✗ no successful request', ...verdicts] }
   if (e.results.some((r) => r.status === 'fail')) return { met: false, verdicts }

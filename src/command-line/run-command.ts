@@ -10,9 +10,8 @@ import { formatProgress } from '../options/progress-snapshot.ts'
 import { CI_COLUMNS, TABLE_TITLE, textTable } from '../plugin/perf-reporter.ts'
 import { progressPrinter } from '../plugin/progress-printer.ts'
 import { compactSummary } from '../plugin/task-meta.ts'
-import { evaluateSlo, invalidRun, noSuccess } from '../slo/evaluate-slo.ts'
+import { evaluateSlo, invalidRun, noSuccess, verdictLine } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
-import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { INTERRUPTED_EXIT, interruptSignal } from './interrupt.ts'
 import { parseRunFlags, type RunFlagValues, runOptionsFrom } from './run-flags.ts'
@@ -160,9 +159,7 @@ async function runOnce(
   if (slo !== undefined) {
     const evaluation = evaluateSlo(run, slo)
     // an objective that could not be judged is said as such, not as a miss
-    verdicts = evaluation.results.map(
-      (r) => `${r.status === 'pass' ? '✓' : r.status === 'fail' ? '✗' : 'unjudgeable'} ${objectiveLabel(r.objective)}`,
-    )
+    verdicts = evaluation.results.map(verdictLine)
     const unjudged =
       evaluation.invalid ??
       evaluation.results.find((r) => r.status === 'too_few_samples' || r.status === 'not_reported')?.reason

@@ -12,7 +12,7 @@ export const DEFAULT_METRICS = [
 ]
 
 /** Fewer runs than this in a series is too little history to find a change in (3 each side). */
-const MIN_RUNS = 6
+export const MIN_RUNS = 6
 
 export interface Change {
   metric: string
@@ -47,7 +47,7 @@ export interface HistoryCheck {
 }
 
 /** Lower is better for times; higher for throughput, success rate and goodput. */
-const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test(metric)
+export const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test(metric)
 
 /**
  * Each metric's series over the runs of one workload (and, unless `anyEnvironment`, one server version), oldest

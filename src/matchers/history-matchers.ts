@@ -1,5 +1,6 @@
 import type { MatcherState, SyncMatcherResult } from 'vitest'
 import { changePoints } from '../history/change-points.ts'
+import { higherIsWorse, MIN_RUNS } from '../history/check-history.ts'
 import {
   DEFAULT_HISTORY_DB,
   environmentKey,
@@ -21,10 +22,6 @@ export interface NotRegressOptions {
   /** Compare with runs on another server version too. @default false */
   anyEnvironment?: boolean
 }
-
-/** Runs a series needs before a change can be told from noise (3 each side). */
-const MIN_RUNS = 6
-const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test(metric)
 
 /**
  * `expect(run).toNotRegress({ metrics })`: the run joins its workload's history (same fingerprint and server

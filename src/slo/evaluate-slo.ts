@@ -3,7 +3,14 @@ import { InvalidThresholdError } from '../common/errors.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchRun, BenchSummary } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
-import { normalizeSpec, type Objective, type RegressionSpec, requiredSamples, type SloSpec } from './slo-spec.ts'
+import {
+  normalizeSpec,
+  type Objective,
+  objectiveLabel,
+  type RegressionSpec,
+  requiredSamples,
+  type SloSpec,
+} from './slo-spec.ts'
 
 export interface SloOptions {
   /** A baseline file (JSON) to compare with; written when missing (outside CI) or with LLM_PERF_UPDATE_BASELINE=1. */
@@ -128,6 +135,11 @@ export function perRequestLimits(objectives: readonly Objective[]): Map<string, 
 }
 
 /** Goodput (DistServe, vLLM): the fraction of all requests that succeeded and met every per-request limit. */
+/** An objective's verdict as the table, summary.json and sweep.json say it: `✓ ttft 'p(99)<500'`, or unjudgeable. */
+export function verdictLine(r: ObjectiveResult): string {
+  return `${r.status === 'pass' ? '✓' : r.status === 'fail' ? '✗' : 'unjudgeable'} ${objectiveLabel(r.objective)}`
+}
+
 /**
  * Why goodput cannot be judged, if so: a per-request limit on a field no successful request reported (pure_queue_time
  * on a /v1 route). Then every request would count as not good, and goodput would read 0 for a figure that is unknown.
