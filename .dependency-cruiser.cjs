@@ -17,6 +17,7 @@ const LAYERS = [
   'slo',
   'report',
   'history',
+  'executors',
   'load',
   'capacity',
   'matchers',

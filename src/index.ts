@@ -17,9 +17,9 @@ export {
   ServerStartError,
   SloUnjudgeableError,
 } from './common/errors.ts'
+export type { BenchOptions } from './executors/bench-options-schema.ts'
 export { benchRequests } from './load/bench-requests.ts'
 export type { BenchTarget } from './load/bench-target.ts'
-export type { BenchOptions } from './options/bench-options.ts'
 export type { DatasetOptions } from './options/dataset-options.ts'
 export type { ProgressSnapshot } from './options/progress-snapshot.ts'
 export { type LaunchedTopology, launchTopology } from './plugin/launch-topology.ts'

@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
+import { rampRate, rampSchedule } from '../src/executors/ramp/ramp-schedule.ts'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
-import { arrivalSchedule, rampRate } from '../src/schedule/arrival-schedule.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 32: one meaning of `ttft` for every consumer, and a capacity search that starts where it can judge.
@@ -104,14 +104,7 @@ test('ramp-up arrivals (vllm bench serve --ramp-up-*): request i arrives at the 
   const n = 20_000
   for (const strategy of ['linear', 'exponential'] as const) {
     const ramp = { kind: 'ramp', strategy, startRps: 10, endRps: 100 } as const
-    const at = arrivalSchedule({
-      rate: Number.POSITIVE_INFINITY,
-      requests: n,
-      arrival: ramp,
-      burstiness: 1,
-      normalize: false,
-      seed: 3,
-    })
+    const at = rampSchedule(ramp, n, 3)
     for (const tenth of [0, 9]) {
       const [i, j] = [(tenth * n) / 10, ((tenth + 1) * n) / 10 - 1]
       const observed = (j - i) / ((at[j] as number) - (at[i] as number))

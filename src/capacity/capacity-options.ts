@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { formatIssues } from '../common/format-issues.ts'
-import type { BenchOptions } from '../options/bench-options.ts'
+import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { normalizeSpec, type Objective, type SloSpec } from '../slo/slo-spec.ts'
 
 const positive = (what: string) =>

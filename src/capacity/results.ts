@@ -1,5 +1,5 @@
+import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
-import type { BenchOptions } from '../options/bench-options.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import type { ResolvedSearch } from './capacity-options.ts'
 import type { ObjectiveVerdict, Verdict } from './step-verdict.ts'

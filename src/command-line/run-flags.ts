@@ -4,7 +4,7 @@ import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { closest, distance } from 'fastest-levenshtein'
 import { InvalidOptionError } from '../common/errors.ts'
-import type { BenchOptions } from '../options/bench-options.ts'
+import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { RATE_METRICS, type SloSpec } from '../slo/slo-spec.ts'
 
 /**

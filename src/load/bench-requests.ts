@@ -6,25 +6,22 @@ import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { addSecrets, redact, redactDeep, redactError, secretHeaders, unmaskable } from '../common/redact.ts'
-import { buildDataset } from '../dataset/build-dataset.ts'
+import { type BenchOptions, type ValidatedOptions, validateBenchOptions } from '../executors/bench-options-schema.ts'
+import { datasetInputs } from '../executors/dataset-inputs.ts'
+import type { LoadPlan } from '../executors/executor.ts'
+import { executorFor, scheduleFor } from '../executors/registry.ts'
 import { gitLabels } from '../history/git-labels.ts'
 import { DEFAULT_HISTORY_DB, recordRun } from '../history/history-store.ts'
-import { type BenchOptions, validateBenchOptions } from '../options/bench-options.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
-import { arrivalSchedule } from '../schedule/arrival-schedule.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
 import { goodput, goodputUnjudgeable, invalidRun } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
-import { summariseConversations } from '../summarise/conversation-summary.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
-import { resolveTokenizer } from '../tokenizer/resolve-tokenizer.ts'
-import { conversationPlan } from '../traffic/conversation-plan.ts'
-import { traceInputs } from '../traffic/trace-inputs.ts'
 import { type BenchTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
 import { claimRunFolder, prepareRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
@@ -68,15 +65,7 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
 }
 
 async function runBench(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
-  const checked = validateEverything(target, options)
-  // closed-loop users: everything is due at once, and each user is a slot that sends after its answer and a think
-  // maxConcurrency is a cap whose waits are timed apart (clockFromSlot)
-  const opts =
-    checked.users !== undefined
-      ? { ...checked, rate: Number.POSITIVE_INFINITY, maxInFlight: checked.users }
-      : checked.maxConcurrency !== undefined
-        ? { ...checked, maxInFlight: checked.maxConcurrency }
-        : checked
+  const opts = validateEverything(target, options)
   const where = resolveTarget(target)
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
   const outDir = resolve(
@@ -92,22 +81,22 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
   if (opts.promptNonce === undefined)
     opts.promptNonce =
       opts.startAt !== undefined ? opts.startAt % 0x7fffffff : (randomBytes(4).readUInt32LE(0) >>> 1) + 1
-  const trace =
-    opts.dataset.kind === 'trace'
-      ? await traceInputs(opts.dataset, opts, { url: target.workers?.[0]?.url ?? target.url, headers })
-      : undefined
-  const built = trace ?? (await datasetFor(opts, target, headers))
-  const { dataset, tokenizer, inexactPrompts, illFormedPrompts } = built
-  const starts = 'sessionStarts' in built ? built.sessionStarts : undefined
-  const plan = trace?.plan ?? (starts === undefined ? undefined : conversationPlan(starts, opts))
-  const arrivalsS = trace?.arrivalsS ?? plan?.requestArrivalsS ?? arrivalSchedule({ ...opts, requests: dataset.length })
+  // the load mode's own part: its requests, when they are due, how its threads pace them
+  const server = { url: target.workers?.[0]?.url ?? target.url, headers }
+  const plan = await executorFor(opts).plan({
+    opts,
+    buildInputs: () => datasetInputs(opts, { ...server, model: target.model }),
+    schedule: scheduleFor(opts),
+    server,
+  })
+  const { dataset, tokenizer, inexactPrompts, illFormedPrompts, arrivalsS } = plan
   const timeline = [
     ...opts.timeline,
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
   ]
   const runId = randomBytes(4).toString('hex')
   addSecrets(where.secrets)
-  const pool = targetPool(where.url, opts.maxInFlight)
+  const pool = targetPool(where.url, plan.maxInFlight)
   const warnings: string[] = []
   let sampler: MetricsSampler | undefined
   const hooks = new TimelineRunner()
@@ -160,13 +149,14 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     // this host's rows: requests index, index + count, …
     const table = new RecordTable(shareOf(dataset.length, host.index, host.count))
     const sources = metricsSources(target)
-    // a conversation's turns share its history: one load thread holds them all
-    // never more threads than requests: a thread with nothing to send costs its memory (~25 MB) for nothing
+    // never more threads than requests (a thread with nothing to send costs its memory, ~25 MB, for nothing), nor
+    // than the executor allows (a conversation's turns share its history: one thread holds them all)
     const threads = Math.max(
       1,
       Math.min(
         dataset.length,
-        plan !== undefined ? 1 : opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes,
+        plan.maxThreads ?? Number.POSITIVE_INFINITY,
+        opts.processes === 'auto' ? autoProcesses(target, where.sameHost) : opts.processes,
       ),
     )
     let lateStartMs: number | undefined
@@ -177,17 +167,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       threads,
       host,
       origin: opts.startAt === undefined ? undefined : clock.origin,
-      maxInFlight: opts.maxInFlight,
-      spec: {
-        origin: where.url,
-        host: where.host,
-        runId,
-        send: sendOptions,
-        body,
-        ...(opts.maxConcurrency === undefined ? {} : { clockFromSlot: true }),
-        ...(opts.users === undefined ? {} : { users: { thinkTime: opts.thinkTime, seed: opts.seed } }),
-        ...(plan === undefined ? {} : { conversations: { ...plan, thinkTime: opts.thinkTime, seed: opts.seed } }),
-      },
+      maxInFlight: plan.maxInFlight,
+      spec: { origin: where.url, host: where.host, runId, send: sendOptions, body, pacing: plan.pacing },
       signal: opts.signal,
       onProgress: opts.onProgress,
       onRecords: (rows) => {
@@ -223,21 +204,18 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     await csv.close()
     const figures = summariseRun({
       table,
-      // a ramp has no one rate: its schedule's own mean rate is what it asked for (and what lateness is judged by)
-      targetRate:
-        typeof opts.arrival === 'object' && arrivalsS.length > 1
-          ? (arrivalsS.length - 1) / (arrivalsS[arrivalsS.length - 1] as number)
-          : opts.rate,
+      targetRate: plan.targetRate,
       waitedForSlot: result.waitedForSlot,
       chat: opts.api === 'chat',
       eventLoopDelayMs: result.eventLoopDelayMs,
     })
     const startedAt = new Date(clock.startEpochS * 1000).toISOString()
+    const fragment = plan.summary(table)
     const context: RunContext = {
       name: opts.name,
       started_at: startedAt,
       seed: opts.seed,
-      options: describeOptions(opts, dataset.length),
+      options: describeOptions(opts, plan),
       package_version: PACKAGE_VERSION,
       target: target.name === undefined ? where.display : `${target.name} (${where.display})`,
       server_info: serverInfo,
@@ -265,18 +243,12 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         shard: opts.shard ?? null,
         start_epoch_ms: Math.round(clock.startEpochS * 1000),
         receive_busy: result.receiveBusy,
-        mode: plan !== undefined ? 'conversations' : opts.users === undefined ? 'open' : 'closed',
-        ...(opts.users === undefined && plan === undefined
-          ? {}
-          : {
-              ...(plan === undefined ? { users: opts.users } : {}),
-              think_time_ms: plan?.turnDelayMs === undefined ? opts.thinkTime : 'trace',
-            }),
+        ...fragment.load,
         ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
       },
       goodput: null,
-      trace: trace?.summary(table) ?? null,
-      conversations: plan === undefined ? null : summariseConversations(table),
+      trace: fragment.trace,
+      conversations: fragment.conversations,
       // the failure schedule's steps as they happened, for the report's time axes
       ...(hooks.events.length === 0 ? {} : { events: hooks.events }),
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
@@ -302,7 +274,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
           path: html,
           text: () =>
             htmlReport(
-              opts.name ?? `${dataset.length} requests at ${Number.isFinite(opts.rate) ? opts.rate : '∞'} req/s`,
+              opts.name ??
+                `${dataset.length} requests at ${Number.isFinite(plan.targetRate) ? plan.targetRate.toFixed(2).replace(/\.?0+$/u, '') : '∞'} req/s`,
               table,
               summary,
               sampled === undefined || sampled.gpuRows.length === 0
@@ -349,7 +322,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
  * The options, the SLO spec, the failure schedule and the target, checked together: one error names every
  * problem, before any socket opens.
  */
-function validateEverything(target: BenchTarget, options: BenchOptions): ReturnType<typeof validateBenchOptions> {
+function validateEverything(target: BenchTarget, options: BenchOptions): ValidatedOptions {
   const problems: string[] = []
   const attempt = <T>(check: () => T): T | undefined => {
     try {
@@ -388,37 +361,8 @@ function validateEverything(target: BenchTarget, options: BenchOptions): ReturnT
   return opts
 }
 
-/** The served model's tokenizer (dataset-level choice first) and the prompts built with it. */
-async function datasetFor(
-  opts: ReturnType<typeof validateBenchOptions>,
-  target: BenchTarget,
-  headers: Record<string, string>,
-) {
-  const serverUrl = target.workers?.[0]?.url ?? target.url
-  const chosen = 'tokenizer' in opts.dataset ? opts.dataset.tokenizer : undefined
-  const tokenizer = await resolveTokenizer(chosen ?? opts.tokenizer, {
-    serverUrl,
-    model: target.model,
-    headers,
-    signal: opts.signal,
-  })
-  try {
-    const forceIds = opts.dataset.kind === 'random' && opts.dataset.tokenized
-    const form = {
-      tokenizer,
-      chat: opts.api === 'chat',
-      ids: opts.api !== 'chat' && (opts.promptAs === 'ids' || forceIds),
-    }
-    const nonce = opts.promptNonce === false ? 0 : (opts.promptNonce ?? 0)
-    const built = await buildDataset(opts.dataset, opts.requests, opts.seed, form, opts.signal, nonce)
-    return { ...built, tokenizer }
-  } finally {
-    await tokenizer.close()
-  }
-}
-
 /** The options as summary.json records them: no API key, no functions, Infinity spelled out. */
-function describeOptions(opts: ReturnType<typeof validateBenchOptions>, requests: number): Record<string, unknown> {
+function describeOptions(opts: ValidatedOptions, plan: LoadPlan): Record<string, unknown> {
   const { apiKey, signal, onProgress, timeline, headers, extraBody, ...rest } = opts
   void signal
   void onProgress
@@ -428,10 +372,10 @@ function describeOptions(opts: ReturnType<typeof validateBenchOptions>, requests
     extraBody: Object.fromEntries(
       Object.entries(extraBody).map(([k, v]) => [k, SECRET_FIELD.test(k) ? '(set, not recorded)' : v]),
     ),
-    requests,
-    rate: Number.isFinite(opts.rate) ? opts.rate : 'Infinity',
+    requests: plan.dataset.length,
+    rate: Number.isFinite(opts.rate) && opts.users === undefined ? opts.rate : 'Infinity',
     maxInFlight:
-      opts.maxConcurrency !== undefined || !Number.isFinite(opts.maxInFlight) ? 'Infinity' : opts.maxInFlight,
+      opts.maxConcurrency !== undefined || !Number.isFinite(plan.maxInFlight) ? 'Infinity' : plan.maxInFlight,
     headers: Object.keys(headers),
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),

@@ -1,10 +1,11 @@
 import { Worker } from 'node:worker_threads'
 import { type ClockOrigin, epochNowMs, originAt, type RunClock, startRunClock } from '../common/clock.ts'
 import type { PackedDataset } from '../dataset/packed-dataset.ts'
+import { requestObservation } from '../executors/arrival-loop.ts'
+import { type LoopCounts, newCounts } from '../executors/request-core.ts'
 import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
-import { type LoopCounts, newCounts, requestObservation } from './run-loop.ts'
 import type { FromShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
 
 export interface ShardedRun {

@@ -1,5 +1,5 @@
 import { totalmem } from 'node:os'
-import type { validateBenchOptions } from '../options/bench-options.ts'
+import type { ValidatedOptions } from '../executors/bench-options-schema.ts'
 
 /**
  * Memory a run holds per request beyond its prompts: its row's columns, its share of the CSV batches and the
@@ -21,10 +21,7 @@ export function memoryLimitBytes(): number {
  * Why a run cannot fit in this machine's memory (its rows plus, for random prompts, one prompt per request), or
  * undefined when it can: said before any prompt is built, rather than found out after minutes of swapping.
  */
-export function runSizeProblem(
-  opts: ReturnType<typeof validateBenchOptions>,
-  limitBytes = memoryLimitBytes(),
-): string | undefined {
+export function runSizeProblem(opts: ValidatedOptions, limitBytes = memoryLimitBytes()): string | undefined {
   const requests = opts.requests
   if (requests === undefined) return undefined
   const d = opts.dataset

@@ -1,13 +1,10 @@
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
 import type { MessagePort } from 'node:worker_threads'
 import { startRunClock } from '../common/clock.ts'
-import { SeededRandom } from '../common/seeded-random.ts'
 import { PackedDataset } from '../dataset/packed-dataset.ts'
+import { newCounts } from '../executors/request-core.ts'
+import { runRequestLoop } from '../executors/request-loops.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import { turnPause } from '../traffic/conversation-plan.ts'
-import { runConversations } from '../traffic/run-conversations.ts'
-import { answerTokenizer } from './answer-tokenizer.ts'
-import { newCounts, runLoop, thinkTimeSampler } from './run-loop.ts'
 import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
 import { targetPool } from './target-pool.ts'
 
@@ -49,7 +46,7 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
   const eluBefore = performance.eventLoopUtilization()
   loopDelay.enable()
   try {
-    // what both loops take: the requests, the clock, how to send, and where each row goes
+    // what every loop takes: the requests, the clock, how to send, and where each row goes
     const common = {
       dataset: PackedDataset.of(spec.dataset),
       clock,
@@ -64,33 +61,14 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
         if (rows.length >= BATCH_ROWS) flush()
       },
     }
-    const conv = spec.conversations
-    if (conv !== undefined) {
-      const answers = answerTokenizer(spec.origin, spec.send.headers, abort.signal)
-      try {
-        await runConversations({
-          ...common,
-          starts: conv.starts,
-          sessionArrivalsS: conv.sessionArrivalsS,
-          thinkMs: turnPause(conv, thinkTimeSampler(conv.thinkTime, new SeededRandom(conv.seed)), clock.nowMs),
-          tokenize: answers.tokenize,
-        })
-      } finally {
-        await answers.close()
-      }
-    } else
-      await runLoop({
-        ...common,
-        arrivalsS: spec.arrivalsS,
-        firstIndex: spec.firstIndex,
-        stride: spec.stride,
-        maxInFlight: spec.maxInFlight,
-        clockFromSlot: spec.clockFromSlot,
-        thinkMs:
-          spec.users === undefined
-            ? undefined
-            : thinkTimeSampler(spec.users.thinkTime, new SeededRandom(spec.users.seed + spec.firstIndex)),
-      })
+    await runRequestLoop(spec.pacing, common, {
+      arrivalsS: spec.arrivalsS,
+      firstIndex: spec.firstIndex,
+      stride: spec.stride,
+      maxInFlight: spec.maxInFlight,
+      origin: spec.origin,
+      headers: spec.send.headers,
+    })
   } finally {
     loopDelay.disable()
     clearInterval(timer)

@@ -1,10 +1,11 @@
 import type { ClockOrigin } from '../common/clock.ts'
 import type { PackedDatasetData } from '../dataset/packed-dataset.ts'
+import type { Pacing } from '../executors/executor.ts'
+import type { LoopCounts } from '../executors/request-core.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { BodyOptions } from '../send/request-body.ts'
 import type { SendContext } from '../send/send-request.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
-import type { LoopCounts, ThinkTime } from './run-loop.ts'
 
 /** What one load shard (a thread) needs, all of it cloneable: its requests and how to send them. */
 export interface ShardSpec {
@@ -19,20 +20,8 @@ export interface ShardSpec {
   firstIndex: number
   stride: number
   maxInFlight: number
-  /** maxConcurrency: a request that waited for a slot is timed from its send (see RunLoopInputs.clockFromSlot). */
-  clockFromSlot?: boolean
-  /** Closed-loop users: each slot is a user who sends the next request its think time after the last answer. */
-  users?: { thinkTime: ThinkTime; seed: number }
-  /** Multi-turn conversations (one shard holds them all): where each session's turns start, and when it opens. */
-  conversations?: {
-    starts: Int32Array
-    sessionArrivalsS: Float64Array
-    thinkTime: ThinkTime
-    seed: number
-    /** A trace's sessions: each turn's recorded delay (ms) or time after its session opened (s); NaN for none. */
-    turnDelayMs?: Float64Array | undefined
-    turnOffsetS?: Float64Array | undefined
-  }
+  /** How its loop paces the requests (its executor's). */
+  pacing: Pacing
   send: Omit<SendContext, 'pool' | 'signal' | 'nowMs'>
   body: BodyOptions
 }

@@ -26,7 +26,11 @@ const positiveMs = z
   .number({ error: 'expected a positive number of milliseconds' })
   .positive({ error: 'expected a positive number of milliseconds' })
 
-export const benchOptionsSchema = z.strictObject({
+/**
+ * Every option but `arrival`, whose forms the executors add (src/executors/bench-options-schema.ts composes the
+ * whole schema).
+ */
+export const baseOptionsSchema = z.strictObject({
   /** Target arrival rate in requests per second; `Infinity` sends everything at t = 0. @default Infinity */
   rate: rateSchema.default(Number.POSITIVE_INFINITY),
   /** Number of requests. Defaults to the dataset's size for `sharegpt` and `custom`, and is required otherwise. */
@@ -34,31 +38,6 @@ export const benchOptionsSchema = z.strictObject({
     .int({ error: 'expected a positive integer' })
     .positive({ error: 'expected a positive integer' })
     .optional(),
-  /**
-   * Inter-arrival process; `'trace'` sends each request at its trace's time (dataset kind 'trace'); a ramp
-   * (`vllm bench serve --ramp-up-strategy`) raises the rate from `startRps` to `endRps` over the run: request i of
-   * N arrives at rate A + (B − A)·i/(N − 1) (`linear`) or A·(B/A)^(i/(N − 1)) (`exponential`), Poisson gaps at that
-   * rate, so the run sweeps the load in one go.
-   * @default 'poisson'
-   */
-  arrival: z
-    .union(
-      [
-        z.enum(['poisson', 'gamma', 'constant', 'trace']),
-        z.strictObject({
-          kind: z.literal('ramp'),
-          strategy: z.enum(['linear', 'exponential']),
-          startRps: z.number().positive(),
-          endRps: z.number().positive(),
-        }),
-      ],
-      {
-        error:
-          "expected 'poisson', 'gamma', 'constant', 'trace' or { kind: 'ramp', strategy: 'linear' | 'exponential', " +
-          'startRps, endRps } (req/s above 0)',
-      },
-    )
-    .default('poisson'),
   /** With `arrival: 'trace'`: replay this many times faster than recorded (0.5 = half speed). @default 1 */
   speedup: z
     .number({ error: 'expected a positive number' })
@@ -295,87 +274,33 @@ export const benchOptionsSchema = z.strictObject({
     .default([]),
 })
 
-export type BenchOptions = z.input<typeof benchOptionsSchema>
-export type ResolvedBenchOptions = z.output<typeof benchOptionsSchema> & { requests: number }
+/** The base options once parsed, with the shard's index resolved. */
+export type CheckedBaseOptions = Omit<z.output<typeof baseOptionsSchema>, 'shard'> & { shard: Shard | undefined }
 
-/** Validates every option at once and throws an InvalidOptionError listing each problem. */
-export function validateBenchOptions(
+/**
+ * Parses `input` with `schema` (the base options and the executors' arrival forms) and checks the rules every mode
+ * shares; each problem is a line. The executor's own rules are checked after it (src/executors/).
+ */
+export function checkBaseOptions(
   input: unknown,
-): Omit<z.output<typeof benchOptionsSchema>, 'shard'> & { shard: Shard | undefined } {
-  const parsed = benchOptionsSchema.safeParse(input ?? {}, { reportInput: true })
-  if (!parsed.success) {
-    throw new InvalidOptionError(
-      'benchRequests options',
-      formatIssues(parsed.error.issues, benchOptionsSchema.keyof().options),
-    )
-  }
-  const opts = parsed.data
+  schema: z.ZodObject,
+): { opts: CheckedBaseOptions & { arrival: unknown }; problems: string[] } {
+  const parsed = schema.safeParse(input ?? {}, { reportInput: true })
+  if (!parsed.success)
+    throw new InvalidOptionError('benchRequests options', formatIssues(parsed.error.issues, schema.keyof().options))
+  const opts = parsed.data as z.output<typeof baseOptionsSchema> & { arrival: unknown }
   const problems: string[] = []
-  if (opts.arrival !== 'gamma' && (input as { burstiness?: unknown }).burstiness !== undefined) {
-    problems.push(`\`burstiness\`: only applies to arrival 'gamma', got arrival '${opts.arrival}'`)
-  }
   const given = input as Record<string, unknown>
   if (opts.maxConcurrency !== undefined && given['maxInFlight'] !== undefined)
     problems.push(
       '`maxInFlight`: caps the requests in flight with the wait counted in their latencies, maxConcurrency without ' +
         'it; expected one of them, got both',
     )
-  if (opts.users !== undefined)
-    for (const k of ['rate', 'maxInFlight', 'maxConcurrency', 'normalize'] as const)
-      if (given[k] !== undefined)
-        problems.push(
-          `\`${k}\`: closed-loop users set the pace themselves (each sends after its last answer), got ${k} with users`,
-        )
-  if (opts.users !== undefined && opts.arrival !== 'poisson' && given['arrival'] !== undefined)
-    problems.push(
-      `\`arrival\`: closed-loop users send when their last answer came, got arrival '${opts.arrival}' with users`,
-    )
-  const conversations = opts.dataset.kind === 'conversations'
-  if (opts.users === undefined && !conversations && given['thinkTime'] !== undefined)
-    problems.push(
-      "`thinkTime`: is the pause of closed-loop users or between a conversation's turns, and needs `users` or " +
-        "dataset kind 'conversations'",
-    )
-  if (conversations) {
-    if (given['requests'] !== undefined)
-      problems.push(
-        "`requests`: a conversations dataset's requests are its sessions' turns; set dataset.sessions (and turns, or " +
-          `maxTurns for a file) instead, got requests ${describeValue(given['requests'])}`,
-      )
-    if (opts.users !== undefined)
-      problems.push('`users`: conversations pace themselves (each turn after the last answer and thinkTime)')
-    if (opts.processes !== 'auto' && opts.processes > 1)
-      problems.push(
-        `\`processes\`: a conversations run keeps each session's history in one load thread; expected 1 or 'auto', ` +
-          `got ${opts.processes}`,
-      )
-    if (opts.shard !== undefined) problems.push('`shard`: a conversations run cannot be split over hosts yet')
-  }
   if (typeof opts.thinkTime === 'object' && 'minMs' in opts.thinkTime && opts.thinkTime.minMs > opts.thinkTime.maxMs)
     problems.push(`\`thinkTime.minMs\`: expected at most maxMs (${opts.thinkTime.maxMs}), got ${opts.thinkTime.minMs}`)
-  const trace = opts.dataset.kind === 'trace'
-  if (opts.arrival === 'trace' && !trace)
-    problems.push(
-      `\`arrival\`: 'trace' sends requests at a trace's times and needs dataset kind 'trace', got '${opts.dataset.kind}'`,
-    )
-  if (typeof opts.arrival === 'object' && (input as { rate?: unknown }).rate !== undefined)
-    problems.push(
-      `\`rate\`: a ramp sets the rate itself (from startRps ${opts.arrival.startRps} to endRps ` +
-        `${opts.arrival.endRps}), got a rate too`,
-    )
-  if (opts.arrival === 'trace' && (input as { rate?: unknown }).rate !== undefined)
-    problems.push("`rate`: the trace sets the arrival times with arrival 'trace' (use `speedup`), got a rate too")
-  if (opts.arrival !== 'trace' && (input as { speedup?: unknown }).speedup !== undefined)
-    problems.push(`\`speedup\`: only applies to arrival 'trace', got arrival '${opts.arrival}'`)
-  if (trace && opts.api === 'chat')
-    problems.push(
-      "`api`: a trace's prompts are token ids (block k of every prompt with hash id h is the same tokens), which chat " +
-        "cannot send; use api 'generate' or 'completions'",
-    )
-  const sized = opts.dataset.kind === 'sharegpt' || opts.dataset.kind === 'custom' || trace || conversations
-  if (opts.requests === undefined && !sized && opts.dataset.kind !== 'shared-prefix') {
+  const sized = ['sharegpt', 'custom', 'trace', 'conversations', 'shared-prefix'].includes(opts.dataset.kind)
+  if (opts.requests === undefined && !sized)
     problems.push('`requests`: expected a positive integer (how many requests to send), got nothing')
-  }
   if (opts.api === 'chat' && opts.dataset.kind === 'random' && opts.dataset.tokenized) {
     problems.push(
       "`dataset.tokenized`: token ids can only be sent with api 'generate' or 'completions', got api 'chat'",
@@ -413,8 +338,7 @@ export function validateBenchOptions(
         'when the job is submitted), got nothing',
     )
   if (opts.startAt !== undefined) problems.push(...startAtProblems(opts.startAt, opts.shard !== undefined))
-  if (problems.length > 0) throw new InvalidOptionError('benchRequests options', problems)
-  return { ...opts, shard }
+  return { opts: { ...opts, shard }, problems }
 }
 
 /** A start more than this far in the past is another run's (or seconds given for milliseconds). */

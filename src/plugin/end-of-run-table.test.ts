@@ -75,12 +75,12 @@ test('a shard that started late says so beside its name', () => {
   expect(name).toBe('✓ shard (shard started 3.02 s late)')
 })
 
-test('the rate column says what the rate counts: requests, users, or conversation sessions a second', () => {
+test('the rate column says what the rate counts: the executor’s label (users, sessions, a ramp), else req/s', () => {
   const rateCell = (extra: Partial<CompactSummary>): string =>
     rowCells({ test: 't', state: 'passed', run: run(extra) })[1] as string
   expect(rateCell({})).toBe('50')
-  expect(rateCell({ users: 8 })).toBe('8 users')
-  expect(rateCell({ target_rate: 4, sessions: true })).toBe('4 sess/s')
+  expect(rateCell({ target_rate: null, rate_label: '8 users' })).toBe('8 users')
+  expect(rateCell({ target_rate: 4, rate_label: '4 sess/s' })).toBe('4 sess/s')
   expect(rateCell({ target_rate: null })).toBe('inf')
 })
 

@@ -40,15 +40,7 @@ export function rowCells(r: TableRow): string[] {
   const slo = s.invalid !== undefined ? `invalid (${s.invalid})` : s.slo.length === 0 ? '—' : s.slo.join(' ')
   return [
     `${MARK[r.state] ?? '·'} ${r.test}${s.name === undefined || s.name === r.test ? '' : ` [${s.name}]`}${lengthsNote(s)}`,
-    s.users !== undefined
-      ? `${s.users} users`
-      : s.ramp !== undefined
-        ? s.ramp
-        : s.trace_speedup !== undefined
-          ? `trace×${s.trace_speedup}`
-          : s.target_rate === null
-            ? 'inf'
-            : `${s.target_rate}${s.sessions === true ? ' sess/s' : ''}`,
+    s.rate_label ?? (s.target_rate === null ? 'inf' : String(s.target_rate)),
     String(s.requests),
     `${(s.success_rate * 100).toFixed(1)}%`,
     f1(s.ttft_p50),

@@ -27,14 +27,8 @@ export interface CompactSummary {
   invalid?: string
   /** 'words' when no tokenizer was found and prompt lengths are words, not tokens. */
   lengths: 'tokens' | 'words'
-  /** Closed-loop users, where the run had them (the rate column says so). */
-  users?: number
-  /** A conversations run: its rate is sessions a second (the rate column says so). */
-  sessions?: true
-  /** A ramp's rates, as `2→20` (the rate column says so). */
-  ramp?: string
-  /** Sent at a trace's own times, this many times faster (the rate column says so). */
-  trace_speedup?: number
+  /** The rate column where the load mode says it otherwise (`8 users`, `2→20`, `trace×2`, `1.5 sess/s`). */
+  rate_label?: string
   /** A shard that began after its startAt, by this many ms. */
   late_start_ms?: number
   /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
@@ -72,18 +66,7 @@ export function compactSummary(run: BenchRun): CompactSummary {
     achieved_rate: run.summary.achieved_rate,
     lengths: run.summary.tokenizer.kind === 'words' ? 'words' : 'tokens',
     ...(run.summary.load.late_start_ms === undefined ? {} : { late_start_ms: run.summary.load.late_start_ms }),
-    ...(run.summary.load.users === undefined ? {} : { users: run.summary.load.users }),
-    ...(run.summary.load.mode === 'conversations' ? { sessions: true as const } : {}),
-    ...(run.summary.options['arrival'] === 'trace' ? { trace_speedup: run.summary.trace?.speedup ?? 1 } : {}),
-    ...rampOf(run.summary.options['arrival']),
+    ...(run.summary.load.rate_label === undefined ? {} : { rate_label: run.summary.load.rate_label }),
     slo: [],
   }
-}
-
-/** A ramp's rates for the table's rate column: `2→20 lin`. */
-function rampOf(arrival: unknown): { ramp?: string } {
-  if (typeof arrival !== 'object' || arrival === null) return {}
-  const a = arrival as { kind?: unknown; strategy?: unknown; startRps?: unknown; endRps?: unknown }
-  if (a.kind !== 'ramp') return {}
-  return { ramp: `${a.startRps}→${a.endRps}${a.strategy === 'exponential' ? ' exp' : ''}` }
 }

@@ -36,6 +36,10 @@ export interface RunContext {
      * 'conversations': sessions on a schedule, each turn after the last answer and a think time.
      */
     mode?: 'open' | 'closed' | 'conversations'
+    /** Which executor ran it (src/executors/): open, ramp, closed, conversations, trace. */
+    executor?: string
+    /** The rate as the end-of-run table shows it where the mode says it otherwise (`8 users`, `2→20`, `trace×2`). */
+    rate_label?: string
     users?: number
     think_time_ms?: unknown
     /** A shard that began after its `startAt`: by how many ms (its first requests were sent late). */

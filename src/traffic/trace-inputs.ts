@@ -1,15 +1,15 @@
 import { LlmPerfError } from '../common/errors.ts'
 import type { ResolvedDataset } from '../options/dataset-options.ts'
 import type { RecordTable } from '../record/record-table.ts'
-import type { ScheduleOptions } from '../schedule/arrival-schedule.ts'
 import { statedVocabularySize } from '../tokenizer/server-tokenizer.ts'
-import { type ConversationPlan, conversationPlan, sessionPlan } from './conversation-plan.ts'
+import { type ConversationPlan, sessionPlan } from './conversation-plan.ts'
 import { traceReplay } from './mooncake-trace.ts'
 import { type TraceSummary, traceCacheCheck } from './trace-cache-check.ts'
 
 type TraceDataset = Extract<ResolvedDataset, { kind: 'trace' }>
 
-interface TraceRunOptions extends Omit<ScheduleOptions, 'requests'> {
+interface TraceRunOptions {
+  arrival: unknown
   requests?: number | undefined
   speedup: number
   signal?: AbortSignal | undefined
@@ -28,7 +28,9 @@ interface TraceRunOptions extends Omit<ScheduleOptions, 'requests'> {
 export async function traceInputs(
   spec: TraceDataset,
   opts: TraceRunOptions,
-  server?: { url: string; headers: Record<string, string> },
+  server: { url: string; headers: Record<string, string> } | undefined,
+  /** When n sessions open under the run's arrival process (with an arrival other than 'trace'). */
+  schedule: (n: number) => Float64Array,
 ) {
   // the ids must be the served model's: where the server states its vocabulary, they are drawn within it
   const vocab = server === undefined ? undefined : await statedVocabularySize(server.url, server.headers, opts.signal)
@@ -58,7 +60,7 @@ export async function traceInputs(
     plan = {
       ...(onTraceTime
         ? sessionPlan(sessions.starts, scaled(sessions.sessionArrivalsS))
-        : conversationPlan(sessions.starts, opts)),
+        : sessionPlan(sessions.starts, schedule(sessions.starts.length - 1))),
       turnDelayMs: scaled(sessions.delayMs),
       turnOffsetS: scaled(sessions.offsetS),
     }

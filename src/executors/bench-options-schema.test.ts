@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { validateBenchOptions } from './bench-options.ts'
+import { validateBenchOptions } from './bench-options-schema.ts'
 
 test.each([
   [
@@ -10,7 +10,7 @@ test.each([
   [{ requests: 2.5 }, '`requests`: expected a positive integer, got 2.5 (number)'],
   [
     { requests: 1, arrival: 'bursty' },
-    "`arrival`: expected 'poisson', 'gamma', 'constant', 'trace' or { kind: 'ramp', strategy: 'linear' | 'exponential', startRps, endRps } (req/s above 0), got \"bursty\" (string)",
+    "`arrival`: expected 'poisson', 'gamma', 'constant', { kind: 'ramp', strategy: 'linear' | 'exponential', startRps, endRps } (req/s above 0) or 'trace', got \"bursty\" (string)",
   ],
   [{ requests: 1, burstiness: 0.5 }, "`burstiness`: only applies to arrival 'gamma', got arrival 'poisson'"],
   [

@@ -1,5 +1,5 @@
-import type { PromptTokenizer } from '../tokenizer/prompt-tokenizer.ts'
-import { serverTokenizer } from '../tokenizer/server-tokenizer.ts'
+import type { PromptTokenizer } from '../../tokenizer/prompt-tokenizer.ts'
+import { serverTokenizer } from '../../tokenizer/server-tokenizer.ts'
 
 /**
  * The server's tokenizer for answers that come back as text (the OpenAI APIs send no output ids), found the first
