@@ -3,12 +3,18 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
-import { expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { SeededRandom } from '../src/common/seeded-random.ts'
+import type { BenchOptions } from '../src/executors/bench-options-schema.ts'
 import { changePoints } from '../src/history/change-points.ts'
 import { HistoryStore } from '../src/history/history-store.ts'
+import { openHistory } from '../src/history/open-history.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
+import { toNotRegress } from '../src/matchers/history-matchers.ts'
+import { type PostgresServer, postgresUnavailable, startPostgres } from './helpers/postgres.ts'
 import { startSimWorker } from './helpers/sim.ts'
+
+expect.extend({ toNotRegress })
 
 // Issue 33: performance history. The store is a real SQLite file (node:sqlite), written by the CLI as a user runs it.
 const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
@@ -38,32 +44,69 @@ test('change points: a known step is found where it is, noise alone and one outl
   expect(Math.abs((two[1] as number) - 80)).toBeLessThanOrEqual(2)
 })
 
+/** One workload's runs: 30 at --speed 4, then 10 at 3.4 (speed 1 and 0.85 in a quarter of the time). */
+const WORKLOAD: BenchOptions = {
+  rate: 100,
+  requests: 24,
+  seed: 7,
+  dataset: { kind: 'random', inputLen: 64, outputLen: 16 },
+  metricsIntervalMs: 0,
+  quiet: true,
+}
+let fortyRuns: Promise<string[]> | undefined
+/** The 40 run folders, made once for every test that records them (SQLite and PostgreSQL alike). */
+function runFolders(): Promise<string[]> {
+  fortyRuns ??= (async () => {
+    const dirs: string[] = []
+    for (const [speed, runs] of [
+      ['4', 30],
+      ['3.4', 10],
+    ] as const) {
+      const w = await startSimWorker(['--speed', speed], `history-${speed}`)
+      try {
+        for (let i = 0; i < runs; i++) {
+          const dir = tmp()
+          await benchRequests(w, { ...WORKLOAD, outDir: dir })
+          dirs.push(dir)
+        }
+      } finally {
+        await w.stop()
+      }
+    }
+    return dirs
+  })()
+  return fortyRuns
+}
+
+/** 100 copies of one run, each its own start (a run's identity). */
+async function hundredRuns(): Promise<string[]> {
+  const w = await startSimWorker(['--speed', '4'], 'history-writers')
+  const base = tmp()
+  try {
+    await benchRequests(w, { rate: 100, requests: 5, metricsIntervalMs: 0, outDir: base, quiet: true })
+  } finally {
+    await w.stop()
+  }
+  const summary = JSON.parse(readFileSync(join(base, 'summary.json'), 'utf8'))
+  return Array.from({ length: 100 }, (_, i) => {
+    const dir = tmp()
+    cpSync(base, dir, { recursive: true })
+    const start = summary.load.start_epoch_ms + i * 1000
+    writeFileSync(
+      join(dir, 'summary.json'),
+      JSON.stringify({
+        ...summary,
+        started_at: new Date(start).toISOString(),
+        load: { ...summary.load, start_epoch_ms: start },
+      }),
+    )
+    return dir
+  })
+}
+
 test('30 runs at one speed then 10 at 0.85 of it: history check finds the regression at the 31st run', async () => {
   // --speed 4 and 3.4: the simulator is time-scale invariant, so this is speed 1 and 0.85 in a quarter of the time
-  const dirs: string[] = []
-  for (const [speed, runs] of [
-    ['4', 30],
-    ['3.4', 10],
-  ] as const) {
-    const w = await startSimWorker(['--speed', speed], `history-${speed}`)
-    try {
-      for (let i = 0; i < runs; i++) {
-        const dir = tmp()
-        await benchRequests(w, {
-          rate: 100,
-          requests: 24,
-          seed: 7,
-          dataset: { kind: 'random', inputLen: 64, outputLen: 16 },
-          metricsIntervalMs: 0,
-          outDir: dir,
-          quiet: true,
-        })
-        dirs.push(dir)
-      }
-    } finally {
-      await w.stop()
-    }
-  }
+  const dirs = await runFolders()
   const db = join(tmp(), 'history.sqlite')
   const first = await cli(['history', 'record', ...dirs.slice(0, 30), '--db', db, '--label', 'gpu=sim'])
   expect(first.stdout, first.all).toMatch(/recorded 30 runs/u)
@@ -100,29 +143,7 @@ test('30 runs at one speed then 10 at 0.85 of it: history check finds the regres
 }, 300_000)
 
 test('two writers recording 50 runs each at once: 100 runs, none lost or duplicated', async () => {
-  const w = await startSimWorker(['--speed', '4'], 'history-writers')
-  const base = tmp()
-  try {
-    await benchRequests(w, { rate: 100, requests: 5, metricsIntervalMs: 0, outDir: base, quiet: true })
-  } finally {
-    await w.stop()
-  }
-  // 100 runs: the same rows, each its own start (a run's identity)
-  const summary = JSON.parse(readFileSync(join(base, 'summary.json'), 'utf8'))
-  const dirs = Array.from({ length: 100 }, (_, i) => {
-    const dir = tmp()
-    cpSync(base, dir, { recursive: true })
-    const start = summary.load.start_epoch_ms + i * 1000
-    writeFileSync(
-      join(dir, 'summary.json'),
-      JSON.stringify({
-        ...summary,
-        started_at: new Date(start).toISOString(),
-        load: { ...summary.load, start_epoch_ms: start },
-      }),
-    )
-    return dir
-  })
+  const dirs = await hundredRuns()
   const db = join(tmp(), 'history.sqlite')
   const [a, b] = await Promise.all([
     cli(['history', 'record', ...dirs.slice(0, 50), '--db', db]),
@@ -139,3 +160,92 @@ test('two writers recording 50 runs each at once: 100 runs, none lost or duplica
     store.close()
   }
 }, 120_000)
+
+// The same history in a real PostgreSQL server (Debian's package; .ci/run installs it), as CI runners share one.
+const noPostgres = postgresUnavailable()
+if (noPostgres !== undefined) console.warn(`skipping the PostgreSQL history tests: ${noPostgres}`)
+describe.skipIf(noPostgres !== undefined)('history in PostgreSQL (--db postgres://…)', () => {
+  let pg: PostgresServer
+  beforeAll(async () => {
+    pg = await startPostgres()
+  }, 60_000)
+  afterAll(async () => {
+    await pg?.stop()
+  })
+
+  test('30 runs then 10 at 0.85 of the speed: check exits 0, then 1 naming the 31st run; the password is never printed', async () => {
+    const dirs = await runFolders()
+    const first = await cli(['history', 'record', ...dirs.slice(0, 30), '--db', pg.url])
+    expect(first.stdout, first.all).toMatch(
+      /recorded 30 runs in postgres:\/\/perf:\*\*\*@127\.0\.0\.1:\d+\/llm_perf_test/u,
+    )
+    const before = await cli(['history', 'check', '--db', pg.url, '--metric', 'tpot.p50'])
+    expect(before.exitCode, before.all).toBe(0)
+    expect(before.stdout).toMatch(/tpot\.p50 \(workload \w+, 30 runs\): no change/u)
+    await cli(['history', 'record', ...dirs.slice(30), '--db', pg.url])
+    const after = await cli(['history', 'check', '--db', pg.url, '--metric', 'tpot.p50', '--json'])
+    expect(after.exitCode, after.all).toBe(1)
+    const [reg] = JSON.parse(after.stdout).regressions
+    expect(Math.abs(reg.position - 31)).toBeLessThanOrEqual(2)
+    expect(reg.run).toBe(dirs[reg.position - 1])
+    const again = await cli(['history', 'record', ...dirs.slice(0, 5), '--db', pg.url])
+    expect(again.stdout).toMatch(/recorded 0 runs \(5 already there\)/u)
+    const out = join(tmp(), 'history.html')
+    const report = await cli(['history', 'report', '--db', pg.url, '--metric', 'tpot.p50', '--out', out])
+    expect(report.exitCode, report.all).toBe(0)
+    expect(readFileSync(out, 'utf8')).toMatch(/tpot\.p50 · workload \w+ · 40 runs · newest change: regression/u)
+    for (const r of [first, before, after, again, report]) expect(r.all).not.toContain('llm-perf-secret-pw')
+    const store = await openHistory(pg.url)
+    try {
+      expect(store.runs()).toHaveLength(40)
+      expect((await store.samples(store.runs()[0] as never, 'tpot')).length).toBe(24)
+    } finally {
+      await store.close()
+    }
+    // a run recorded by benchRequests itself joins the same series; the matcher judges it against PostgreSQL
+    const w = await startSimWorker(['--speed', '3.4'], 'history-pg')
+    try {
+      // from the shell, in a process of its own: summary.json records the option, not the password
+      const outDir = tmp()
+      const cliRun = await cli(
+        ['run', w.url, '--rate', '100', '--requests', '24', '--input-len', '64', '--output-len', '16'].concat([
+          '--metrics-interval-ms',
+          '0',
+          '--out-dir',
+          outDir,
+          '--history-db',
+          pg.url,
+        ]),
+      )
+      expect(cliRun.exitCode, cliRun.all).toBe(0)
+      const recorded = readFileSync(join(outDir, 'summary.json'), 'utf8')
+      expect(recorded).toContain('postgres://perf:')
+      expect(recorded).not.toContain('llm-perf-secret-pw')
+      expect(cliRun.all).not.toContain('llm-perf-secret-pw')
+      const run = await benchRequests(w, { ...WORKLOAD, outDir: tmp(), history: { db: pg.url } })
+      await expect(expect(run).toNotRegress({ metrics: ['tpot.p50'], db: pg.url })).rejects.toThrow(
+        /tpot\.p50 regressed at run 3\d of 4\d/u,
+      )
+    } finally {
+      await w.stop()
+    }
+  }, 300_000)
+
+  test('two writers recording 50 runs each at once: 100 runs, none lost or duplicated', async () => {
+    const dirs = await hundredRuns()
+    const db = pg.url.replace('/llm_perf_test', '/postgres')
+    const [a, b] = await Promise.all([
+      cli(['history', 'record', ...dirs.slice(0, 50), '--db', db]),
+      cli(['history', 'record', ...dirs.slice(50), '--db', db]),
+    ])
+    expect(a.exitCode, a.all).toBe(0)
+    expect(b.exitCode, b.all).toBe(0)
+    const store = await openHistory(db)
+    try {
+      expect(store.runs()).toHaveLength(100)
+      expect(new Set(store.runs().map((r) => r.dir)).size).toBe(100)
+    } finally {
+      await store.close()
+    }
+  }, 120_000)
+})

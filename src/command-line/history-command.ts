@@ -6,12 +6,13 @@ import { redact } from '../common/redact.ts'
 import { checkHistory, DEFAULT_METRICS } from '../history/check-history.ts'
 import { gitLabels } from '../history/git-labels.ts'
 import { historyHtml } from '../history/history-html.ts'
-import { DEFAULT_HISTORY_DB, HistoryStore } from '../history/history-store.ts'
+import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
+import { openHistory } from '../history/open-history.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
 
-export const HISTORY_HELP = `vitest-llm-perf history record DIR... [--db FILE] [--label k=v]...
-vitest-llm-perf history check [--db FILE] [--metric ttft.p99]... [--branch NAME] [--any-environment] [--json]
-vitest-llm-perf history report [--db FILE] [--metric ttft.p99]... [--out history.html]
+export const HISTORY_HELP = `vitest-llm-perf history record DIR... [--db DB] [--label k=v]...
+vitest-llm-perf history check [--db DB] [--metric ttft.p99]... [--branch NAME] [--any-environment] [--json]
+vitest-llm-perf history report [--db DB] [--metric ttft.p99]... [--out history.html]
 
 Performance history: every run in a database, regressions told from noise as change points.
 
@@ -25,13 +26,15 @@ check    each metric's series over the runs of one workload (and one server vers
 report   history.html: a chart per workload and metric over its runs, each regime between change points in its
          own colour, the SLO's limit, every point a link to its run's report
 
---db FILE   the SQLite file (default ${DEFAULT_HISTORY_DB})
+--db DB     the SQLite file (default ${DEFAULT_HISTORY_DB}), or postgres://user:pass@host/db: a PostgreSQL
+            database shared by CI runners (tables in schema llm_perf, created on first use)
 --metric M  a figure as summary.json names it: ttft.p99, tpot.p50, total_latency.mean, output_token_throughput, …
             (default ${DEFAULT_METRICS.join(', ')})
 
 Examples:
   npx vitest-llm-perf history record .vitest/llm-perf/runs/* --label gpu=h100
-  npx vitest-llm-perf history check --metric ttft.p99 --metric tpot.p50`
+  npx vitest-llm-perf history check --metric ttft.p99 --metric tpot.p50
+  npx vitest-llm-perf history check --db "$LLM_PERF_HISTORY_URL"     # postgres://ci:…@db.internal/perf`
 
 /** `vitest-llm-perf history record|check …`: returns the exit code. */
 export async function historyCommand(argv: string[]): Promise<number> {
@@ -54,23 +57,24 @@ export async function historyCommand(argv: string[]): Promise<number> {
       else labels[l.slice(0, at)] = l.slice(at + 1)
     }
     if (problems.length > 0) throw new InvalidOptionError('history record', problems)
-    const store = new HistoryStore(db)
+    const store = await openHistory(db)
     try {
       let added = 0
-      for (const dir of positionals) if (store.record(await readRunFolder(resolve(dir), 'record'), labels)) added++
+      for (const dir of positionals)
+        if (await store.record(await readRunFolder(resolve(dir), 'record'), labels)) added++
       process.stdout.write(
         `recorded ${added} run${added === 1 ? '' : 's'}` +
           `${positionals.length > added ? ` (${positionals.length - added} already there)` : ''} in ${store.path}\n`,
       )
       return 0
     } finally {
-      store.close()
+      await store.close()
     }
   }
   if (sub === 'check') {
     if (positionals.length > 0)
       throw new InvalidOptionError('history check', [`unexpected arguments: ${positionals.join(' ')}`])
-    const store = new HistoryStore(db)
+    const store = await openHistory(db)
     try {
       const result = checkHistory(store, {
         ...(values.metric === undefined ? {} : { metrics: values.metric }),
@@ -95,12 +99,12 @@ export async function historyCommand(argv: string[]): Promise<number> {
       }
       return result.regressions.length > 0 ? 1 : 0
     } finally {
-      store.close()
+      await store.close()
     }
   }
   if (sub === 'report') {
     const out = resolve(values.out ?? 'history.html')
-    const store = new HistoryStore(db)
+    const store = await openHistory(db)
     try {
       const metrics = values.metric ?? DEFAULT_METRICS
       const check = checkHistory(store, { metrics, anyEnvironment: values['any-environment'] === true })
@@ -108,7 +112,7 @@ export async function historyCommand(argv: string[]): Promise<number> {
       process.stdout.write(`history.html: ${out}\n`)
       return 0
     } finally {
-      store.close()
+      await store.close()
     }
   }
   throw new InvalidOptionError('history', [

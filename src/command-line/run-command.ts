@@ -37,7 +37,8 @@ const COMMON = `Load (our names; bench_serving's and vllm bench serve's in brack
   --metrics-interval-ms N            --slo 'ttft.p99<500' (repeatable; k6's grammar, ms; 'success_rate>0.99')
   --config FILE.json|.ts|.mjs        every benchRequests option; flags override it
   --out-dir DIR   --name TEXT   --json (print summary.json)   --quiet (no progress line)
-  --history [--history-db FILE]      record each valid run in the performance history (history check)`
+  --history [--history-db FILE|URL]  record each valid run in the performance history (history check); a
+                                     postgres:// URL for a database shared by CI runners`
 
 export const RUN_HELP = `vitest-llm-perf run URL [flags]
 

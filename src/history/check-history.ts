@@ -1,5 +1,5 @@
 import { type ChangePoint, changePoints } from './change-points.ts'
-import { environmentKey, type HistoryStore, type RecordedRun } from './history-store.ts'
+import { environmentKey, type HistoryView, type RecordedRun } from './history-store.ts'
 
 /** What `history check` judges when no --metric is given. */
 export const DEFAULT_METRICS = [
@@ -55,7 +55,7 @@ export const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test
  * decides the metric's verdict: a regression when it made the metric worse, an improvement when better.
  */
 export function checkHistory(
-  store: HistoryStore,
+  store: HistoryView,
   options: { metrics?: readonly string[]; branch?: string; anyEnvironment?: boolean; alpha?: number } = {},
 ): HistoryCheck {
   const metrics = options.metrics?.length ? options.metrics : DEFAULT_METRICS

@@ -1,14 +1,14 @@
 import { type ChartSeries, chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import type { HistoryCheck } from './check-history.ts'
-import type { HistoryStore, RecordedRun } from './history-store.ts'
+import type { HistoryView, RecordedRun } from './history-store.ts'
 
 /**
  * history.html: per workload and metric, the series over its runs (oldest first), each regime between change points
  * in its own colour with the change's run shaded, the SLO's limit where the runs had one, every point a link to its
  * run's report; then the runs, with their labels.
  */
-export function historyHtml(store: HistoryStore, check: HistoryCheck, metrics: readonly string[]): string {
+export function historyHtml(store: HistoryView, check: HistoryCheck, metrics: readonly string[]): string {
   const runs = store.runs()
   const byWorkload = new Map<string, RecordedRun[]>()
   for (const r of runs) byWorkload.set(r.fingerprint, [...(byWorkload.get(r.fingerprint) ?? []), r])
@@ -84,8 +84,8 @@ each regime between them in its own colour.</p><ul>${verdicts.join('')}</ul>`,
 }
 
 /** The SLO the newest run of a workload was judged by, as limits per history metric (`ttft.p99` → ms). */
-function sloOf(store: HistoryStore, run: RecordedRun): Array<{ metric: string; limit: number }> {
-  const slo = store.summary(run)?.['options'] as { slo?: unknown } | undefined
+function sloOf(store: HistoryView, run: RecordedRun): Array<{ metric: string; limit: number }> {
+  const slo = store.options(run) as { slo?: unknown } | undefined
   if (slo?.slo === undefined) return []
   try {
     return normalizeSpec(slo.slo as SloSpec).flatMap((o) =>

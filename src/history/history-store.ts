@@ -21,7 +21,7 @@ const SAMPLED = ['ttft', 'tpot', 'total_latency', 'pure_queue_time', 'client_que
 
 /**
  * Versioned migrations, applied in order once each (SQLite's user_version counts them): a store made by an older
- * version is brought forward, never rebuilt.
+ * version is brought forward, never rebuilt. PostgreSQL's store (postgres-history.ts) has the same tables.
  */
 const MIGRATIONS = [
   `CREATE TABLE runs (
@@ -48,6 +48,97 @@ export interface RecordedRun {
   fingerprint: string
   environment: Record<string, unknown>
   labels: Record<string, string>
+}
+
+/** What the checks and the report read of a history, whichever database holds it. */
+export interface HistoryView {
+  /** Where it is, for messages (a PostgreSQL URL without its password). */
+  readonly path: string
+  /** Every recorded run, oldest first (by its start). */
+  runs(): RecordedRun[]
+  /** One metric of each given run (undefined where the run did not report it). */
+  metric(name: string, runs: readonly RecordedRun[]): Array<number | undefined>
+  /** A run's options as its summary.json recorded them. */
+  options(run: RecordedRun): Record<string, unknown> | undefined
+}
+
+/** A history to record into and read: SQLite's or PostgreSQL's (open-history.ts opens either). */
+export interface HistoryDb extends HistoryView {
+  /** Records a run (its folder, summary and rows); false when it was recorded before (nothing is written twice). */
+  record(
+    run: { dir: string; summary: BenchSummary; table: RecordTable },
+    labels: Record<string, string>,
+  ): Promise<boolean>
+  /** A run's per-request samples of a field (ms), as recorded. */
+  samples(run: RecordedRun, field: string): Promise<Float32Array>
+  close(): Promise<void>
+}
+
+/** A run as the history's tables hold it: one row of runs, its metrics, its per-request samples. */
+export interface HistoryRow {
+  key: string
+  dir: string
+  startedAt: string
+  fingerprint: string
+  environment: string
+  labels: string
+  summary: string
+  metrics: Array<[string, number]>
+  samples: Array<{ field: string; n: number; data: Uint8Array }>
+}
+
+/** The rows a run becomes in either database. */
+export function historyRow(
+  f: { dir: string; summary: BenchSummary; table: RecordTable },
+  labels: Record<string, string>,
+): HistoryRow {
+  const s = f.summary
+  const metrics: Array<[string, number]> = []
+  for (const c of DURATION_COLUMNS) {
+    const d = s.metrics[c]
+    if (d === undefined) continue
+    for (const p of PERCENTILES) metrics.push([`${c}.${p}`, d[p]])
+  }
+  for (const k of FIGURES) {
+    const v = s[k]
+    if (typeof v === 'number') metrics.push([k, v])
+  }
+  if (s.goodput !== null && s.goodput !== undefined) metrics.push(['goodput', s.goodput.fraction])
+  const samples: HistoryRow['samples'] = []
+  for (const field of SAMPLED) {
+    const values = Float32Array.from(f.table.known(field, { scale: MS_PER_S }))
+    if (values.length > 0) samples.push({ field, n: values.length, data: new Uint8Array(values.buffer) })
+  }
+  return {
+    key: runKey(s),
+    dir: f.dir,
+    startedAt: s.started_at,
+    fingerprint: workloadFingerprint(s.options),
+    environment: JSON.stringify(environmentOf(s)),
+    labels: JSON.stringify(labels),
+    summary: JSON.stringify({ ...s, ttft_source: s.ttft_source ?? null }),
+    metrics: metrics.filter(([, v]) => Number.isFinite(v)),
+    samples,
+  }
+}
+
+/** A recorded run from its stored columns. */
+export function recordedRun(r: Record<string, unknown>): RecordedRun {
+  return {
+    key: r['key'] as string,
+    dir: r['dir'] as string,
+    startedAt: r['started_at'] as string,
+    fingerprint: r['fingerprint'] as string,
+    environment: JSON.parse(r['environment'] as string) as Record<string, unknown>,
+    labels: JSON.parse(r['labels'] as string) as Record<string, string>,
+  }
+}
+
+/** Float32 samples from their stored bytes (copied: a driver's buffer may be a view into a larger one). */
+export function samplesOf(data: Uint8Array | undefined): Float32Array {
+  if (data === undefined) return new Float32Array(0)
+  const copy = new Uint8Array(data)
+  return new Float32Array(copy.buffer, 0, copy.byteLength / 4)
 }
 
 /**
@@ -99,7 +190,7 @@ export const environmentKey = (env: Record<string, unknown>): string => JSON.str
  * workload fingerprint, environment and labels. Writers in parallel (CI shards, jobs) are safe: WAL, a busy timeout,
  * and one transaction a run; a run recorded twice is one run (its key is its start and target).
  */
-export class HistoryStore {
+export class HistoryStore implements HistoryView {
   readonly path: string
   readonly #db: DatabaseSync
 
@@ -147,19 +238,7 @@ export class HistoryStore {
 
   /** Records a run (its folder, summary and rows); false when it was recorded before (nothing is written twice). */
   record(f: { dir: string; summary: BenchSummary; table: RecordTable }, labels: Record<string, string>): boolean {
-    const s = f.summary
-    const key = runKey(s)
-    const metrics: Array<[string, number]> = []
-    for (const c of DURATION_COLUMNS) {
-      const d = s.metrics[c]
-      if (d === undefined) continue
-      for (const p of PERCENTILES) metrics.push([`${c}.${p}`, d[p]])
-    }
-    for (const k of FIGURES) {
-      const v = s[k]
-      if (typeof v === 'number') metrics.push([k, v])
-    }
-    if (s.goodput !== null && s.goodput !== undefined) metrics.push(['goodput', s.goodput.fraction])
+    const row = historyRow(f, labels)
     this.#db.exec('BEGIN IMMEDIATE')
     try {
       const inserted = this.#db
@@ -168,26 +247,23 @@ export class HistoryStore {
            VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
         )
         .run(
-          key,
-          f.dir,
+          row.key,
+          row.dir,
           new Date().toISOString(),
-          s.started_at,
-          workloadFingerprint(s.options),
-          JSON.stringify(environmentOf(s)),
-          JSON.stringify(labels),
-          JSON.stringify({ ...s, ttft_source: s.ttft_source ?? null }),
+          row.startedAt,
+          row.fingerprint,
+          row.environment,
+          row.labels,
+          row.summary,
         )
       if (Number(inserted.changes) === 0) {
         this.#db.exec('COMMIT')
         return false
       }
       const metric = this.#db.prepare('INSERT INTO metrics (run_key, name, value) VALUES (?, ?, ?)')
-      for (const [name, value] of metrics) if (Number.isFinite(value)) metric.run(key, name, value)
+      for (const [name, value] of row.metrics) metric.run(row.key, name, value)
       const sample = this.#db.prepare('INSERT INTO samples (run_key, field, n, data) VALUES (?, ?, ?, ?)')
-      for (const field of SAMPLED) {
-        const values = Float32Array.from(f.table.known(field, { scale: MS_PER_S }))
-        if (values.length > 0) sample.run(key, field, values.length, new Uint8Array(values.buffer))
-      }
+      for (const x of row.samples) sample.run(row.key, x.field, x.n, x.data)
       this.#db.exec('COMMIT')
       return true
     } catch (err) {
@@ -201,14 +277,7 @@ export class HistoryStore {
     const rows = this.#db
       .prepare('SELECT key, dir, started_at, fingerprint, environment, labels FROM runs ORDER BY started_at, key')
       .all() as Array<Record<string, string>>
-    return rows.map((r) => ({
-      key: r['key'] as string,
-      dir: r['dir'] as string,
-      startedAt: r['started_at'] as string,
-      fingerprint: r['fingerprint'] as string,
-      environment: JSON.parse(r['environment'] as string) as Record<string, unknown>,
-      labels: JSON.parse(r['labels'] as string) as Record<string, string>,
-    }))
+    return rows.map(recordedRun)
   }
 
   /** One metric of each given run (undefined where the run did not report it). */
@@ -217,12 +286,12 @@ export class HistoryStore {
     return runs.map((r) => (get.get(r.key, name) as { value: number } | undefined)?.value)
   }
 
-  /** A run's summary.json as recorded. */
-  summary(run: RecordedRun): Record<string, unknown> | undefined {
+  /** A run's options as its summary.json recorded them. */
+  options(run: RecordedRun): Record<string, unknown> | undefined {
     const row = this.#db.prepare('SELECT summary FROM runs WHERE key = ?').get(run.key) as
       | { summary: string }
       | undefined
-    return row === undefined ? undefined : (JSON.parse(row.summary) as Record<string, unknown>)
+    return row === undefined ? undefined : (JSON.parse(row.summary) as { options?: Record<string, unknown> }).options
   }
 
   /** A run's per-request samples of a field (ms), as recorded. */
@@ -230,26 +299,10 @@ export class HistoryStore {
     const row = this.#db.prepare('SELECT data FROM samples WHERE run_key = ? AND field = ?').get(run.key, field) as
       | { data: Uint8Array }
       | undefined
-    if (row === undefined) return new Float32Array(0)
-    const copy = new Uint8Array(row.data)
-    return new Float32Array(copy.buffer, 0, copy.byteLength / 4)
+    return samplesOf(row?.data)
   }
 
   close(): void {
     this.#db.close()
-  }
-}
-
-/** Records one run into the history at `db`, opening and closing the store: what benchRequests and perf tests call. */
-export function recordRun(
-  run: { dir: string; summary: BenchSummary; table: RecordTable },
-  history: { db?: string | undefined; labels?: Record<string, string> | undefined },
-  defaultLabels: () => Record<string, string>,
-): boolean {
-  const store = new HistoryStore(history.db ?? DEFAULT_HISTORY_DB)
-  try {
-    return store.record(run, { ...defaultLabels(), ...(history.labels ?? {}) })
-  } finally {
-    store.close()
   }
 }

@@ -11,7 +11,8 @@ import { datasetInputs } from '../executors/dataset-inputs.ts'
 import type { LoadPlan } from '../executors/executor.ts'
 import { executorFor, scheduleFor } from '../executors/registry.ts'
 import { gitLabels } from '../history/git-labels.ts'
-import { DEFAULT_HISTORY_DB, recordRun } from '../history/history-store.ts'
+import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
+import { recordRun } from '../history/open-history.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
@@ -55,6 +56,8 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     ...(typeof raw.headers === 'object' && raw.headers !== null
       ? secretHeaders(raw.headers as Record<string, string>)
       : []),
+    // a shared history's URL carries its password: summary.json records the option, masked
+    urlPassword((options as { history?: { db?: unknown } } | undefined)?.history?.db),
   ]
   addSecrets(secrets)
   try {
@@ -300,7 +303,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     // a valid run joins the history: an invalid one says nothing about the server
     if (opts.history !== false && invalidRun(summary) === undefined)
       try {
-        recordRun({ dir: outDir, summary, table }, opts.history === true ? {} : opts.history, gitLabels)
+        await recordRun({ dir: outDir, summary, table }, opts.history === true ? {} : opts.history, gitLabels)
       } catch (err) {
         const e = new ArtifactWriteError(
           opts.history === true || opts.history.db === undefined ? DEFAULT_HISTORY_DB : opts.history.db,
@@ -380,6 +383,13 @@ function describeOptions(opts: ValidatedOptions, plan: LoadPlan): Record<string,
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),
   }
+}
+
+/** The password in a database URL (`postgres://user:pass@host/db`), if it has one. */
+function urlPassword(db: unknown): string | undefined {
+  if (typeof db !== 'string' || !URL.canParse(db)) return undefined
+  const password = decodeURIComponent(new URL(db).password)
+  return password === '' ? undefined : password
 }
 
 /** The run in one line, for a script's stderr: what was sent, what came back, the headline latencies. */

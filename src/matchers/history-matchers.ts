@@ -1,4 +1,4 @@
-import type { MatcherState, SyncMatcherResult } from 'vitest'
+import type { MatcherResult, MatcherState, SyncMatcherResult } from 'vitest'
 import { changePoints } from '../history/change-points.ts'
 import { higherIsWorse, MIN_RUNS } from '../history/check-history.ts'
 import {
@@ -6,10 +6,13 @@ import {
   environmentKey,
   environmentOf,
   HistoryStore,
+  type HistoryView,
   metricOf,
   runKey,
   workloadFingerprint,
 } from '../history/history-store.ts'
+import { openHistory } from '../history/open-history.ts'
+import { isPostgresUrl } from '../history/postgres-history.ts'
 import { RecordTable } from '../record/record-table.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { reportVerdicts } from './report-verdicts.ts'
@@ -17,7 +20,10 @@ import { reportVerdicts } from './report-verdicts.ts'
 export interface NotRegressOptions {
   /** Figures as the history names them: `ttft.p99`, `tpot.p50`, `output_token_throughput`. */
   metrics: readonly string[]
-  /** The history's SQLite file. @default '.vitest/llm-perf/history.sqlite' */
+  /**
+   * The history's SQLite file, or a `postgres://` URL (then the matcher is async: `await expect(run).toNotRegress(…)`).
+   * @default '.vitest/llm-perf/history.sqlite'
+   */
   db?: string
   /** Compare with runs on another server version too. @default false */
   anyEnvironment?: boolean
@@ -29,18 +35,41 @@ export interface NotRegressOptions {
  * and the matcher fails when the newest change made the metric worse — naming the change point, the runs on both
  * sides and the size with its 95 % interval. Fewer than 6 runs is not enough history: it passes, and says so.
  */
-export function toNotRegress(this: MatcherState, received: unknown, options: NotRegressOptions): SyncMatcherResult {
+export function toNotRegress(this: MatcherState, received: unknown, options: NotRegressOptions): MatcherResult {
   const run = received as Partial<BenchRun> | null
   if (run === null || typeof run !== 'object' || !(run.table instanceof RecordTable) || run.summary === undefined)
     throw new TypeError(`toNotRegress: expected the BenchRun that benchRequests() resolves to, got ${typeof received}`)
   if (!Array.isArray(options?.metrics) || options.metrics.length === 0)
     throw new TypeError("toNotRegress: expected { metrics: ['ttft.p99', …] }")
+  const judged = run as Partial<BenchRun> & Pick<BenchRun, 'summary'>
+  const db = options.db ?? DEFAULT_HISTORY_DB
+  if (isPostgresUrl(db))
+    return openHistory(db).then(async (store) => {
+      try {
+        return judge.call(this, judged, options, store)
+      } finally {
+        await store.close()
+      }
+    })
+  const store = new HistoryStore(db)
+  try {
+    return judge.call(this, judged, options, store)
+  } finally {
+    store.close()
+  }
+}
+
+function judge(
+  this: MatcherState,
+  run: Partial<BenchRun> & Pick<BenchRun, 'summary'>,
+  options: NotRegressOptions,
+  store: HistoryView,
+): SyncMatcherResult {
   const summary = run.summary
-  const store = new HistoryStore(options.db ?? DEFAULT_HISTORY_DB)
   const lines: string[] = []
   const verdicts: string[] = []
   let failed = false
-  try {
+  {
     const fingerprint = workloadFingerprint(summary.options)
     const env = environmentKey(environmentOf(summary))
     const self = runKey(summary)
@@ -100,8 +129,6 @@ export function toNotRegress(this: MatcherState, received: unknown, options: Not
             .join(', ')}`,
       )
     }
-  } finally {
-    store.close()
   }
   if (run.files?.json !== undefined) reportVerdicts(run as BenchRun, verdicts, this.currentTestName)
   const hint = this.utils.matcherHint('.toNotRegress', 'run', 'history', { isNot: this.isNot })

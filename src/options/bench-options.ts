@@ -221,7 +221,8 @@ export const baseOptionsSchema = z.strictObject({
     .default(250),
   /**
    * Record the run in the performance history (`history check`, `toNotRegress`) when it is valid: `true` for
-   * `.vitest/llm-perf/history.sqlite`, or `{ db, labels }` (commit and branch come from git). @default false
+   * `.vitest/llm-perf/history.sqlite`, or `{ db, labels }`: `db` a SQLite file or a `postgres://` URL (its password
+   * masked in every file), commit and branch labels from git. @default false
    */
   history: z
     .union([

@@ -7,7 +7,7 @@ import { sweep as runSweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
-import { recordRun } from '../history/history-store.ts'
+import { recordRun } from '../history/open-history.ts'
 import { benchRequests as runBench } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import { invalidRun } from '../slo/evaluate-slo.ts'
@@ -157,7 +157,11 @@ function fixtureBench(ctx: {
     if (invalid !== undefined) await annotate(`invalid run: ${invalid}`, 'llm-perf:invalid')
     // perfProject({ history }): a valid run joins the history (an invalid one says nothing about the server)
     if (llmPerf.history !== undefined && invalid === undefined) {
-      recordRun({ dir: dirname(run.files.json), summary: run.summary, table: run.table }, llmPerf.history, () => ({}))
+      await recordRun(
+        { dir: dirname(run.files.json), summary: run.summary, table: run.table },
+        llmPerf.history,
+        () => ({}),
+      )
     }
     return { run, invalid }
   }
