@@ -40,7 +40,11 @@ export function historyHtml(store: HistoryView, check: HistoryCheck, metrics: re
           title: `${metric} · workload ${workload} · ${points.length} runs${
             newest === undefined ? '' : ` · newest change: ${newest.kind} at run ${newest.position}`
           }`,
-          xLabel: 'run (oldest first; click a point for its report)',
+          xLabel: 'run and its commit (oldest first; click a point for its report)',
+          xTickLabel: (x) => {
+            const commit = Number.isInteger(x) ? points[x - 1]?.run.labels['commit'] : undefined
+            return commit === undefined ? String(x) : `${x} · ${commit.slice(0, 7)}`
+          },
           yLabel: metric.includes('.') ? `${metric} (ms)` : metric,
           series,
           hLines: limit === undefined ? [] : [{ y: limit.limit, label: `SLO ${metric} ≤ ${limit.limit}` }],

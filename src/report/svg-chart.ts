@@ -34,6 +34,8 @@ export interface ChartSpec {
   /** A shaded x range (the capacity bracket). */
   xBand?: { from: number; to: number; label: string }
   logY?: boolean
+  /** An x tick's text (a run's commit under its number), where it is not the number alone. */
+  xTickLabel?: (x: number) => string
 }
 
 export const PALETTE = ['#3c78d8', '#e69138', '#6aa84f', '#cc0000', '#8e7cc3', '#45818e', '#bf9000', '#a64d79']
@@ -122,7 +124,7 @@ export function svgChart(spec: ChartSpec): string {
   for (const v of ticks(x0, x1))
     parts.push(
       `<line x1="${px(v)}" x2="${px(v)}" y1="${H - M.bottom}" y2="${H - M.bottom + 4}" stroke="#999"/>`,
-      `<text x="${px(v)}" y="${H - M.bottom + 16}" text-anchor="middle" class="s">${fmt(v)}</text>`,
+      `<text x="${px(v)}" y="${H - M.bottom + 16}" text-anchor="middle" class="s">${esc(spec.xTickLabel?.(v) ?? fmt(v))}</text>`,
     )
   parts.push(
     `<line x1="${M.left}" x2="${W - M.right}" y1="${H - M.bottom}" y2="${H - M.bottom}" stroke="#999"/>`,
