@@ -23,6 +23,7 @@ const LAYERS = [
   'matchers',
   'launch',
   'topology',
+  'calibrate',
   'plugin',
   'command-line',
 ]

@@ -14,6 +14,7 @@ Commands:
   init         writes vitest.config.mts, perf/first.perf.ts and a GitHub workflow (never overwriting a file)
   sim-server   a simulated SGLang worker (python -m sglang.launch_server's HTTP protocol)
   sim-router   a simulated SGLang router (python -m sglang_router.launch_router)
+  calibrate    measures a real server and fits the simulator to it (profile.json), with its error on held-out loads
   history      records run folders in a database and finds regressions as change points (history record|check)
   merge        merges the folders of a run's shards (benchRequests' \`shard\`) into one run's
 
@@ -62,6 +63,10 @@ const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<
       import('./sim/router/router-help.ts'),
     ])
     return { run: runSimRouter, help: ROUTER_HELP }
+  },
+  calibrate: async () => {
+    const { calibrateCommand, CALIBRATE_HELP } = await import('./command-line/calibrate-command.ts')
+    return { run: calibrateCommand, help: CALIBRATE_HELP }
   },
   history: async () => {
     const { historyCommand, HISTORY_HELP } = await import('./command-line/history-command.ts')

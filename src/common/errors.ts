@@ -11,6 +11,7 @@ export type LlmPerfErrorCode =
   | 'LLMPERF_SLO_UNJUDGEABLE'
   | 'LLMPERF_WRITE'
   | 'LLMPERF_TOO_LARGE'
+  | 'LLMPERF_CALIBRATION'
 
 export class LlmPerfError extends Error {
   readonly code: LlmPerfErrorCode

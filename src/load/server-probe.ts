@@ -45,6 +45,7 @@ export async function probeServerInfo(
     'max_running_requests',
     'max_total_num_tokens',
     'chunked_prefill_size',
+    'context_length',
     'enable_metrics',
     'schedule_policy',
     'disable_radix_cache',
@@ -62,12 +63,25 @@ async function otherServerInfo(pool: Dispatcher, signal?: AbortSignal): Promise<
   const [vllm, llamacpp] = await Promise.all([getJson(pool, '/version', signal), getJson(pool, '/props', signal)])
   const v = vllm as { version?: unknown } | undefined
   if (typeof v?.version === 'string') return { version: `vLLM ${v.version}` }
-  const p = llamacpp as { build_info?: unknown; model_path?: unknown; total_slots?: unknown } | undefined
+  const p = llamacpp as
+    | {
+        build_info?: unknown
+        model_path?: unknown
+        total_slots?: unknown
+        default_generation_settings?: { n_ctx?: unknown }
+      }
+    | undefined
   if (p === undefined || typeof p !== 'object' || p === null) return undefined
+  // each slot has its own context of n_ctx tokens (the server's -c divided among its -np slots)
+  const slotCtx = p.default_generation_settings?.n_ctx
   return {
     version: `llama.cpp ${typeof p.build_info === 'string' ? p.build_info : '(build not stated)'}`,
     ...(typeof p.model_path === 'string' ? { model_path: p.model_path } : {}),
     ...(typeof p.total_slots === 'number' ? { max_running_requests: p.total_slots } : {}),
+    ...(typeof slotCtx === 'number' ? { context_length: slotCtx } : {}),
+    ...(typeof slotCtx === 'number' && typeof p.total_slots === 'number'
+      ? { max_total_num_tokens: slotCtx * p.total_slots }
+      : {}),
   }
 }
 

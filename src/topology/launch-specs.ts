@@ -1,4 +1,4 @@
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { LaunchSpec } from '../launch/launch-process.ts'
 import { simCommand } from '../launch/sim-command.ts'
 import type { ResolvedTopologyOptions } from './topology-options.ts'
@@ -64,7 +64,8 @@ export function simWorkerArgv(t: ResolvedTopologyOptions, port: number, index: n
     ...flag('--model-path', t.model),
     // the key reaches the simulator through its environment, not its command line (which `ps` shows)
     ...mappedServerFlags(t, port, false),
-    ...flag('--profile', t.sim.profile),
+    // a calibrated profile's file, wherever the simulator is started from
+    ...flag('--profile', t.sim.profile?.endsWith('.json') ? resolve(t.sim.profile) : t.sim.profile),
     ...flag('--speed', t.sim.speed),
     '--random-seed',
     String(1000 + index),

@@ -32,6 +32,10 @@ const routerSchema = z.strictObject({
 
 /** The simulator's own knobs, used when a topology runs on `engine: 'sim'`. */
 const simSchema = z.strictObject({
+  /**
+   * A built-in speed profile's name, or a profile.json from `vitest-llm-perf calibrate` (relative to the working
+   * directory): the workers then run at the measured server's speed. @default 'llama-3.1-8b-h100'
+   */
   profile: z.string().optional(),
   /** Time scale: 2 runs every step twice as fast. @default 1 */
   speed: z.number().positive().optional(),

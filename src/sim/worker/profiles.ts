@@ -29,6 +29,16 @@ export interface SpeedProfile {
   maxTotalTokens: number
   chunkedPrefillSize: number
   contextLength: number
+  /**
+   * How the profile was made, where it was measured (`vitest-llm-perf calibrate`): the server, when, the fit's
+   * residuals and the held-out validation's errors. The built-in profiles have none: they are derived on paper.
+   */
+  calibration?: {
+    made_at: string
+    server: Record<string, unknown>
+    fit?: Record<string, unknown>
+    validation?: { summary: string } & Record<string, unknown>
+  }
 }
 
 export const PROFILES: Readonly<Record<string, SpeedProfile>> = {

@@ -4,6 +4,7 @@ import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { handleGenerate } from './generate-route.ts'
 import { handleInfoRoute } from './info-routes.ts'
 import { handleOpenAi } from './openai-routes.ts'
+import { calibrationLine } from './profile-file.ts'
 import { listenRouterLink, type RouterLink } from './router-link.ts'
 import { handleTokenize } from './tokenize-routes.ts'
 import { resolveWorkerConfig } from './worker-config.ts'
@@ -60,6 +61,7 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
     `Simulated SGLang worker: profile=${config.profile.name} (${config.profile.description}), speed=${config.speed}, ` +
       `seed=${config.seed}`,
   )
+  log(calibrationLine(config.profile))
   if (config.ignored.length > 0) log(`Ignored by the simulator: ${config.ignored.join(' ')}`)
   log('Load weight begin (simulated).')
   // a tokenizer that cannot load fails the start, before the port is open, as SGLang's would

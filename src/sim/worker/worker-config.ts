@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { type FlagSpec, intFlag, numberFlag, parseFlags } from '../shared/parse-flags.ts'
-import { DEFAULT_PROFILE, PROFILES } from './profiles.ts'
+import { resolveProfile } from './profile-file.ts'
+import { DEFAULT_PROFILE, type SpeedProfile } from './profiles.ts'
 
 export const WORKER_FLAGS: FlagSpec = {
   host: { type: 'string' },
@@ -72,7 +73,14 @@ const schema = z.object({
   profile: z
     .string()
     .default(DEFAULT_PROFILE)
-    .refine((p) => PROFILES[p] !== undefined, { error: `expected one of ${Object.keys(PROFILES).join(', ')}` }),
+    .transform((p, ctx) => {
+      const resolved = resolveProfile(p)
+      if (typeof resolved === 'string') {
+        ctx.issues.push({ code: 'custom', message: resolved, input: p })
+        return z.NEVER
+      }
+      return resolved
+    }),
   speed: numberFlag('a positive number')
     .pipe(z.number().positive({ error: 'expected a positive number' }))
     .default(1),
@@ -100,7 +108,7 @@ export type WorkerConfig = ReturnType<typeof resolveWorkerConfig>
 /** The worker's settings, with SGLang's defaults where SGLang has them and the profile's otherwise. */
 export function resolveWorkerConfig(argv: readonly string[]) {
   const { config: c, ignored } = parseFlags('sim-server', argv, WORKER_FLAGS, schema)
-  const profile = PROFILES[c.profile] ?? PROFILES[DEFAULT_PROFILE]!
+  const profile: SpeedProfile = c.profile
   const modelPath = c.modelPath ?? c.model ?? `sim/${profile.name}`
   return {
     ...c,

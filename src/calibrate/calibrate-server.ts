@@ -1,0 +1,228 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { LlmPerfError } from '../common/errors.ts'
+import type { BenchOptions } from '../executors/bench-options-schema.ts'
+import { benchRequests } from '../load/bench-requests.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import { fitNonNegative } from './least-squares.ts'
+
+/** The simulator's step-time model and limits (src/sim/worker/profiles.ts), as profile.json holds them. */
+export interface CalibratedProfile {
+  name: string
+  description: string
+  prefillBaseMs: number
+  prefillPerTokenMs: number
+  decodeBaseMs: number
+  decodePerSeqMs: number
+  decodePerCtxTokenMs: number
+  maxRunningRequests: number
+  maxTotalTokens: number
+  chunkedPrefillSize: number
+  contextLength: number
+  calibration: {
+    made_at: string
+    server: Record<string, unknown>
+    limits: Record<string, string>
+    fit: {
+      prefill: { points: Array<{ prompt_tokens: number; ttft_ms: number }>; residual_rms_ms: number; worst: number }
+      decode: {
+        points: Array<{ concurrency: number; context_tokens: number; tpot_ms: number; step_ms: number }>
+        residual_rms_ms: number
+        worst: number
+        note: string
+      }
+    }
+    /** Where the server kept up: the highest request rate a decode probe completed, for the validation's rates. */
+    probe_throughput: number
+    validation?: { summary: string } & Record<string, unknown>
+  }
+}
+
+export interface CalibrateOptions {
+  url: string
+  api: 'generate' | 'completions' | 'chat'
+  tokenizer?: string
+  model?: string
+  apiKey?: string
+  /** Stop adding probes past this many seconds. @default 300 */
+  budgetS?: number
+  /** Where the probe runs' folders go. */
+  workDir: string
+  name?: string
+  /** Told each probe as it ends. */
+  onProbe?: (line: string) => void
+  signal?: AbortSignal
+}
+
+/** SGLang's defaults where a server states nothing. */
+const DEFAULT_CHUNK = 8192
+/** Each decode probe's output: long enough that its users' prefills are a small share of their decode time. */
+const DECODE_OUTPUT = 128
+const DECODE_PROMPT = 128
+
+/**
+ * Runs a designed experiment against a real server and fits the simulator's step-time model to it:
+ *
+ * - isolated prefills (one user, one output token) at several prompt lengths: TTFT = prefillBaseMs +
+ *   prefillPerTokenMs · tokens (the network's and the server's fixed costs land in the base);
+ * - decode at several concurrencies (closed-loop users) and two context lengths: TPOT = decodeBaseMs +
+ *   decodePerSeqMs · c + decodePerCtxTokenMs · c · context (the users start together with one length of prompt and
+ *   output, so their prefills batch before their decode and each TPOT is decode steps alone);
+ * - the limits (max running requests, KV tokens, chunked prefill, context) from /server_info or llama.cpp's /props,
+ *   SGLang's defaults where the server states nothing (each says where it came from).
+ */
+export async function calibrateServer(opts: CalibrateOptions): Promise<CalibratedProfile> {
+  const started = Date.now()
+  const budgetMs = (opts.budgetS ?? 300) * 1000
+  const within = (): boolean => Date.now() - started < budgetMs
+  let n = 0
+  const probe = async (name: string, o: BenchOptions): Promise<BenchRun> => {
+    const outDir = join(opts.workDir, `${String(++n).padStart(2, '0')}-${name}`)
+    mkdirSync(outDir, { recursive: true })
+    return await benchRequests(
+      { url: opts.url, ...(opts.model === undefined ? {} : { model: opts.model }) },
+      {
+        api: opts.api,
+        ...(opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer }),
+        ...(opts.model === undefined ? {} : { model: opts.model }),
+        ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
+        ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+        metricsIntervalMs: 0,
+        quiet: true,
+        outDir,
+        name: `calibrate ${name}`,
+        ...o,
+      },
+    )
+  }
+  const ok = (run: BenchRun, what: string): void => {
+    if (run.summary.success_rate < 1)
+      throw new LlmPerfError(
+        'LLMPERF_CALIBRATION',
+        `calibration probe ${what}: ${run.summary.requests - run.summary.successes} of ${run.summary.requests} ` +
+          `requests failed (${JSON.stringify(run.summary.errors_by_type)}); see ${run.files.csv}`,
+      )
+  }
+  // the server's limits, from the first probe's summary (what /server_info or /props said)
+  const first = await probe('warmup', {
+    users: 1,
+    requests: 4,
+    dataset: { kind: 'random', inputLen: 32, outputLen: 4, rangeRatio: 1 },
+  })
+  ok(first, 'warm-up')
+  const info = (first.summary.server_info ?? {}) as Record<string, unknown>
+  const num = (k: string): number | undefined => (typeof info[k] === 'number' ? (info[k] as number) : undefined)
+  const limits: Record<string, string> = {}
+  const pick = (key: string, value: number | undefined, fallback: number, why: string): number => {
+    limits[key] = value === undefined ? `${fallback} (${why})` : `${value} (stated by the server)`
+    return value ?? fallback
+  }
+  const maxRunning = pick('maxRunningRequests', num('max_running_requests'), 64, 'not stated: assumed')
+  const contextLength = pick('contextLength', num('context_length'), 8192, 'not stated: assumed')
+  const maxTotal = pick(
+    'maxTotalTokens',
+    num('max_total_num_tokens'),
+    maxRunning * contextLength,
+    'not stated: slots × context',
+  )
+  const chunk = pick('chunkedPrefillSize', num('chunked_prefill_size'), DEFAULT_CHUNK, "not stated: SGLang's default")
+
+  // isolated prefills: one at a time, one output token
+  const longest = Math.min(2048, Math.floor(contextLength / 2), chunk)
+  const lengths = [32, 128, 512, 1024, 2048].filter((l) => l <= longest)
+  const prefill: Array<{ prompt_tokens: number; ttft_ms: number }> = []
+  for (const len of lengths) {
+    if (!within() && prefill.length >= 2) break
+    const run = await probe(`prefill-${len}`, {
+      users: 1,
+      requests: 5,
+      dataset: { kind: 'random', inputLen: len, outputLen: 1, rangeRatio: 1 },
+    })
+    ok(run, `prefill ${len}`)
+    const ttft = run.summary.metrics.ttft?.p50 ?? run.summary.metrics.client_ttft?.p50
+    if (ttft === undefined)
+      throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe prefill ${len}: no TTFT was measured`)
+    prefill.push({ prompt_tokens: len, ttft_ms: ttft })
+    opts.onProbe?.(`prefill ${len} tokens: TTFT p50 ${ttft.toFixed(2)} ms`)
+  }
+  const pf = fitNonNegative(
+    prefill.map((p) => [1, p.prompt_tokens]),
+    prefill.map((p) => p.ttft_ms),
+  )
+  const [prefillBase, prefillPerToken] = pf.coef as [number, number]
+
+  // decode: closed-loop users at rising concurrency, at a short and a long context
+  const concurrencies = [1, 2, 4, 8, 16, 32, 64].filter((c) => c <= maxRunning)
+  const shapes: Array<{ c: number; prompt: number }> = [
+    ...concurrencies.map((c) => ({ c, prompt: DECODE_PROMPT })),
+    ...[Math.min(maxRunning, 4), Math.min(maxRunning, 16)].map((c) => ({
+      c,
+      prompt: Math.max(DECODE_PROMPT, Math.min(1024, Math.floor(contextLength / 2) - DECODE_OUTPUT)),
+    })),
+  ]
+  const decode: CalibratedProfile['calibration']['fit']['decode']['points'] = []
+  let throughput = 0
+  for (const { c, prompt } of shapes) {
+    if (!within() && decode.length >= 3) break
+    const run = await probe(`decode-c${c}-p${prompt}`, {
+      users: c,
+      requests: c * 3,
+      dataset: { kind: 'random', inputLen: prompt, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
+    })
+    ok(run, `decode c=${c}`)
+    const tpot = run.summary.metrics.tpot?.p50
+    if (tpot === undefined)
+      throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe decode c=${c}: no TPOT was measured`)
+    // the users start together with prompts and outputs of one length: their prefills batch before their decode
+    // and they finish together, so each TPOT is decode steps only (no other user's prefill inside it)
+    const step = tpot
+    const context = prompt + DECODE_OUTPUT / 2
+    decode.push({ concurrency: c, context_tokens: context, tpot_ms: tpot, step_ms: step })
+    throughput = Math.max(throughput, run.summary.request_throughput)
+    opts.onProbe?.(`decode ${c} users, ${prompt}-token prompts: TPOT p50 ${tpot.toFixed(2)} ms`)
+  }
+  const df = fitNonNegative(
+    decode.map((d) => [1, d.concurrency, d.concurrency * d.context_tokens]),
+    decode.map((d) => d.step_ms),
+  )
+  const [decodeBase, decodePerSeq, decodePerCtx] = df.coef as [number, number, number]
+  const server = {
+    url: opts.url,
+    kind: String(info['version'] ?? 'unknown server').split(' ')[0],
+    version: info['version'] ?? null,
+    model: info['model_path'] ?? info['served_model_name'] ?? opts.model ?? null,
+    info,
+  }
+  return {
+    name: opts.name ?? `calibrated-${new URL(opts.url).host.replace(/[^\w.-]/gu, '-')}`,
+    description: `calibrated on ${server.version ?? 'a server'} (${server.model ?? 'model not stated'}) at ${opts.url}`,
+    prefillBaseMs: round(prefillBase),
+    prefillPerTokenMs: round(prefillPerToken),
+    decodeBaseMs: round(decodeBase),
+    decodePerSeqMs: round(decodePerSeq),
+    decodePerCtxTokenMs: round(decodePerCtx),
+    maxRunningRequests: maxRunning,
+    maxTotalTokens: maxTotal,
+    chunkedPrefillSize: chunk,
+    contextLength,
+    calibration: {
+      made_at: new Date().toISOString(),
+      server,
+      limits,
+      fit: {
+        prefill: { points: prefill, residual_rms_ms: round(pf.residualRms), worst: round(pf.worstRelative) },
+        decode: {
+          points: decode,
+          residual_rms_ms: round(df.residualRms),
+          worst: round(df.worstRelative),
+          note:
+            'closed-loop users of one prompt and output length start together, so their prefills batch before their ' +
+            'decode and step_ms (fitted) is the TPOT measured',
+        },
+      },
+      probe_throughput: round(throughput),
+    },
+  }
+}
+
+const round = (v: number): number => Number(v.toPrecision(4))

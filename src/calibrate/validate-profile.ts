@@ -1,0 +1,173 @@
+import { mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { findCapacity } from '../capacity/find-capacity.ts'
+import { backlogGrowth, fellBehind } from '../capacity/step-verdict.ts'
+import { LlmPerfError } from '../common/errors.ts'
+import type { BenchOptions } from '../executors/bench-options-schema.ts'
+import { launchWithFreePort } from '../launch/launch-with-port.ts'
+import { simCommand } from '../launch/sim-command.ts'
+import { benchRequests } from '../load/bench-requests.ts'
+import type { SloSpec } from '../slo/slo-spec.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+import type { CalibratedProfile } from './calibrate-server.ts'
+
+type Figures = { ttft_p50: number; ttft_p90: number; tpot_p50: number; tpot_p90: number }
+const FIGURES = ['ttft_p50', 'ttft_p90', 'tpot_p50', 'tpot_p90'] as const
+
+export interface ValidationPoint {
+  rate: number
+  requests: number
+  measured: Figures
+  predicted: Figures
+  /** (predicted − measured) / measured, per figure. */
+  error: Figures
+  /** Whether the real server kept up at this rate (capacity's backlog test): points past it are not judged. */
+  belowCapacity: boolean
+}
+
+export interface Validation {
+  summary: string
+  workload: { input_tokens: number; output_tokens: number; arrival: 'poisson'; seed: number }
+  points: ValidationPoint[]
+  /** The largest |error| per figure over the points below capacity. */
+  worst: Figures
+  capacity?: { slo: SloSpec; measured: number; predicted: number; error: number }
+}
+
+export interface ValidateOptions {
+  url: string
+  api: 'generate' | 'completions' | 'chat'
+  tokenizer?: string
+  model?: string
+  apiKey?: string
+  profile: CalibratedProfile
+  /** The profile's file, which the simulator is started with. */
+  profilePath: string
+  workDir: string
+  /** Held-out rates (req/s); default 0.3, 0.6 and 0.85 of what the decode probes completed. */
+  rates?: number[]
+  /** Also find the capacity at this SLO on both. */
+  slo?: SloSpec
+  /** Seconds of load at each point. @default 20 */
+  pointS?: number
+  onPoint?: (line: string) => void
+  signal?: AbortSignal
+}
+
+const VALIDATION_INPUT = 256
+const VALIDATION_OUTPUT = 96
+
+/**
+ * The held-out check: the same Poisson load — a workload and rates the fit never saw — on the real server and on
+ * a simulated worker started with the profile, and each TTFT and TPOT p50/p90 compared; with an SLO, the capacity
+ * each finds. Errors are (predicted − measured) / measured.
+ */
+export async function validateProfile(opts: ValidateOptions): Promise<Validation> {
+  const base = opts.profile.calibration.probe_throughput
+  const rates = opts.rates ?? [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3)))
+  const pointS = opts.pointS ?? 20
+  const { command, args } = simCommand('sim-server')
+  mkdirSync(opts.workDir, { recursive: true })
+  const sim = await launchWithFreePort('127.0.0.1', (port) => ({
+    name: 'calibrated-sim',
+    command,
+    args: [...args, '--port', String(port), '--profile', opts.profilePath, '--warmup-time', '0'],
+    url: `http://127.0.0.1:${port}`,
+    port,
+    readiness: { path: '/health' },
+    startupTimeoutMs: 30_000,
+    logFile: join(opts.workDir, 'calibrated-sim.log'),
+    stopGraceMs: 2000,
+  }))
+  const common = (dir: string): BenchOptions => ({
+    api: opts.api,
+    ...(opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer }),
+    ...(opts.model === undefined ? {} : { model: opts.model }),
+    ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+    dataset: { kind: 'random', inputLen: VALIDATION_INPUT, outputLen: VALIDATION_OUTPUT, rangeRatio: 1 },
+    metricsIntervalMs: 0,
+    quiet: true,
+    outDir: dir,
+  })
+  try {
+    const points: ValidationPoint[] = []
+    for (const [i, rate] of rates.entries()) {
+      const requests = Math.max(20, Math.round(rate * pointS))
+      const shared = { rate, requests, seed: 42 + i, promptNonce: 1000 + i }
+      const real = await benchRequests(
+        { url: opts.url },
+        {
+          ...common(join(opts.workDir, `real-${rate}rps`)),
+          ...shared,
+          ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
+        },
+      )
+      const predicted = await benchRequests(
+        { url: sim.url },
+        { ...common(join(opts.workDir, `sim-${rate}rps`)), ...shared, model: undefined },
+      )
+      const m = figures(real)
+      const p = figures(predicted)
+      const error = Object.fromEntries(FIGURES.map((k) => [k, (p[k] - m[k]) / m[k]])) as Figures
+      // the same keep-up test a capacity step passes: its backlog did not grow
+      const belowCapacity = fellBehind(backlogGrowth(real, 0)) === undefined
+      points.push({ rate, requests, measured: m, predicted: p, error, belowCapacity })
+      opts.onPoint?.(
+        `${rate} req/s: TTFT p50 ${m.ttft_p50.toFixed(1)} → ${p.ttft_p50.toFixed(1)} ms (${pct(error.ttft_p50)}), ` +
+          `TPOT p50 ${m.tpot_p50.toFixed(2)} → ${p.tpot_p50.toFixed(2)} ms (${pct(error.tpot_p50)})` +
+          (belowCapacity ? '' : ' — the real server fell behind here'),
+      )
+    }
+    const judged = points.filter((p) => p.belowCapacity)
+    const worst = Object.fromEntries(
+      FIGURES.map((k) => [k, Math.max(0, ...judged.map((p) => Math.abs(p.error[k])))]),
+    ) as Figures
+    let capacity: Validation['capacity']
+    if (opts.slo !== undefined) {
+      const search = { min: Math.max(0.1, base / 8), max: base * 4, stepDurationS: pointS, confirm: false as const }
+      const cap = async (url: string, dir: string): Promise<number> =>
+        (
+          await findCapacity(
+            { url },
+            { ...common(join(opts.workDir, dir)), slo: opts.slo as SloSpec, search, model: undefined },
+          )
+        ).capacity
+      const measured = await cap(opts.url, 'capacity-real')
+      const predicted = await cap(sim.url, 'capacity-sim')
+      capacity = { slo: opts.slo, measured, predicted, error: measured > 0 ? (predicted - measured) / measured : NaN }
+    }
+    const within = (v: number): string => `within ${Math.ceil(v * 100)} %`
+    const summary =
+      judged.length === 0
+        ? `not validated: the real server fell behind at every held-out rate (${rates.join(', ')} req/s)`
+        : `held out at ${judged.map((p) => p.rate).join(', ')} req/s (${VALIDATION_INPUT}/${VALIDATION_OUTPUT} tokens, ` +
+          `Poisson): TTFT p50 ${within(worst.ttft_p50)}, p90 ${within(worst.ttft_p90)}; TPOT p50 ` +
+          `${within(worst.tpot_p50)}, p90 ${within(worst.tpot_p90)}` +
+          (capacity === undefined
+            ? ''
+            : `; capacity ${capacity.predicted} vs ${capacity.measured} req/s (${pct(capacity.error)})`)
+    return {
+      summary,
+      workload: { input_tokens: VALIDATION_INPUT, output_tokens: VALIDATION_OUTPUT, arrival: 'poisson', seed: 42 },
+      points,
+      worst,
+      ...(capacity === undefined ? {} : { capacity }),
+    }
+  } finally {
+    await sim.stop()
+  }
+}
+
+function figures(run: BenchRun): Figures {
+  const m = run.summary.metrics
+  const ttft = m.ttft ?? m.client_ttft
+  if (run.summary.success_rate < 1 || ttft === undefined || m.tpot === undefined)
+    throw new LlmPerfError(
+      'LLMPERF_CALIBRATION',
+      `validation run ${run.summary.name ?? ''} at ${run.files.csv}: ${run.summary.failures} requests failed ` +
+        `(${JSON.stringify(run.summary.errors_by_type)})`,
+    )
+  return { ttft_p50: ttft.p50, ttft_p90: ttft.p90, tpot_p50: m.tpot.p50, tpot_p90: m.tpot.p90 }
+}
+
+export const pct = (v: number): string => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} %` : '—')

@@ -1,0 +1,178 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { dirname, join, resolve } from 'node:path'
+import { parseArgs } from 'node:util'
+import { calibrateServer } from '../calibrate/calibrate-server.ts'
+import { pct, validateProfile } from '../calibrate/validate-profile.ts'
+import { InvalidOptionError } from '../common/errors.ts'
+import { addSecrets } from '../common/redact.ts'
+import type { SloSpec } from '../slo/slo-spec.ts'
+import { parseSloFlag } from './run-flags.ts'
+
+export const CALIBRATE_HELP = `vitest-llm-perf calibrate URL [--api generate|completions|chat] [--out profile.json] [flags]
+
+Measures a real server (SGLang, vLLM, llama.cpp's server) with a designed experiment and fits the simulator's
+step-time model to it: isolated prefills at several prompt lengths (TTFT = base + per-token · tokens), decode at
+several concurrencies and two context lengths (TPOT = base + per-sequence · c + per-context-token · c · context),
+the limits from /server_info or /props. Writes profile.json for \`sim-server --profile profile.json\` and
+topologies' \`sim: { profile }\`. With --validate it then runs held-out Poisson loads (a workload and rates the
+fit never saw) on the server and on the calibrated simulator, prints measured vs predicted TTFT and TPOT p50/p90
+with the error, and keeps the errors in the profile, which sim-server prints when it starts.
+
+  --api generate|completions|chat    (default generate; llama.cpp and vLLM: completions)
+  --tokenizer auto|server|words|PATH --model NAME   --api-key KEY (or LLM_PERF_API_KEY)
+  --budget-s S            stop adding probes after S seconds (default 300)
+  --out FILE              the profile (default profile.json)   --name NAME   the profile's name
+  --validate              held-out check at 0.3, 0.6 and 0.85 of what the decode probes completed
+  --validate-rates 1,2,4  held-out rates of your choosing (req/s)   --point-s S   seconds a point (default 20)
+  --validate-slo 'ttft.p90<300'   also find the capacity at this SLO on both (repeatable)
+  --work-dir DIR          where the probe and validation runs go (default a temporary folder)
+
+Examples:
+  npx vitest-llm-perf calibrate http://127.0.0.1:30000 --out h100-llama8b.json --validate
+  npx vitest-llm-perf calibrate http://127.0.0.1:8080 --api completions --validate --validate-slo 'ttft.p90<500'
+  npx vitest-llm-perf sim-server --profile h100-llama8b.json --port 30001`
+
+/** `vitest-llm-perf calibrate URL …`: returns the exit code. */
+export async function calibrateCommand(argv: string[]): Promise<number> {
+  let parsed: ReturnType<typeof parse>
+  try {
+    parsed = parse(argv)
+  } catch (err) {
+    throw new InvalidOptionError('calibrate command line', [(err as Error).message])
+  }
+  const { values, positionals } = parsed
+  const problems: string[] = []
+  const url = positionals[0]
+  if (url === undefined || !URL.canParse(url))
+    problems.push(`URL: expected the server to calibrate, e.g. http://127.0.0.1:30000, got ${url ?? 'nothing'}`)
+  if (positionals.length > 1) problems.push(`unexpected arguments: ${positionals.slice(1).join(' ')}`)
+  const api = values.api ?? 'generate'
+  if (!['generate', 'completions', 'chat'].includes(api))
+    problems.push(`--api: expected generate, completions or chat, got ${JSON.stringify(api)}`)
+  const number = (flag: string, v: string | undefined): number | undefined => {
+    if (v === undefined) return undefined
+    const n = Number(v)
+    if (!(n > 0)) problems.push(`--${flag}: expected a positive number, got ${JSON.stringify(v)}`)
+    return n
+  }
+  const budgetS = number('budget-s', values['budget-s'])
+  const pointS = number('point-s', values['point-s'])
+  const rates = values['validate-rates']?.split(',').map((r) => number('validate-rates', r.trim()) as number)
+  let slo: SloSpec | undefined
+  for (const text of values['validate-slo'] ?? []) {
+    try {
+      const { field, threshold } = parseSloFlag(text)
+      const spec = (slo ?? {}) as Record<string, string[]>
+      spec[field] = [...(spec[field] ?? []), threshold]
+      slo = spec as SloSpec
+    } catch (err) {
+      problems.push(`--validate-slo: ${(err as Error).message}`)
+    }
+  }
+  if (problems.length > 0) throw new InvalidOptionError('calibrate', problems)
+  const apiKey = values['api-key'] ?? process.env['LLM_PERF_API_KEY']
+  if (apiKey !== undefined) addSecrets([apiKey])
+  const out = resolve(values.out ?? 'profile.json')
+  mkdirSync(dirname(out), { recursive: true })
+  const workDir = resolve(values['work-dir'] ?? mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-')))
+  const say = (line: string): void => {
+    process.stdout.write(`${line}\n`)
+  }
+  const base = {
+    url: url as string,
+    api: api as 'generate' | 'completions' | 'chat',
+    ...(values.tokenizer === undefined ? {} : { tokenizer: values.tokenizer }),
+    ...(values.model === undefined ? {} : { model: values.model }),
+    ...(apiKey === undefined ? {} : { apiKey }),
+  }
+  say(`calibrating ${url} (probe runs in ${workDir})`)
+  const profile = await calibrateServer({
+    ...base,
+    workDir: join(workDir, 'probes'),
+    ...(budgetS === undefined ? {} : { budgetS }),
+    ...(values.name === undefined ? {} : { name: values.name }),
+    onProbe: (line) => say(`  ${line}`),
+  })
+  const fit = profile.calibration.fit
+  say(
+    `fit: prefill ${profile.prefillBaseMs} ms + ${profile.prefillPerTokenMs} ms/token (residual ${fit.prefill.residual_rms_ms} ms rms); ` +
+      `decode ${profile.decodeBaseMs} ms + ${profile.decodePerSeqMs} ms/sequence + ${profile.decodePerCtxTokenMs} ms/context token ` +
+      `(residual ${fit.decode.residual_rms_ms} ms rms)`,
+  )
+  say(
+    `limits: ${Object.entries(profile.calibration.limits)
+      .map(([k, v]) => `${k} ${v}`)
+      .join(', ')}`,
+  )
+  writeFileSync(out, `${JSON.stringify(profile, null, 2)}\n`)
+  if (values.validate === true || rates !== undefined || slo !== undefined) {
+    say('validating on held-out loads (the server, then the calibrated simulator, at each rate):')
+    const validation = await validateProfile({
+      ...base,
+      profile,
+      profilePath: out,
+      workDir: join(workDir, 'validation'),
+      ...(rates === undefined ? {} : { rates }),
+      ...(slo === undefined ? {} : { slo }),
+      ...(pointS === undefined ? {} : { pointS }),
+      onPoint: (line) => say(`  ${line}`),
+    })
+    profile.calibration.validation = validation as unknown as CalibratedValidation
+    writeFileSync(out, `${JSON.stringify(profile, null, 2)}\n`)
+    say('')
+    say(validationTable(validation))
+    say('')
+    say(validation.summary)
+  }
+  say(`profile: ${out}  (npx vitest-llm-perf sim-server --profile ${out})`)
+  return 0
+}
+
+type CalibratedValidation = { summary: string } & Record<string, unknown>
+
+/** The validation as a table: per rate, each figure measured, predicted and the error. */
+function validationTable(v: Awaited<ReturnType<typeof validateProfile>>): string {
+  const head = ['rate', 'TTFT p50 meas', 'pred', 'err', 'TTFT p90 meas', 'pred', 'err', 'TPOT p50 meas', 'pred', 'err']
+  const rows = v.points.map((p) => [
+    `${p.rate}${p.belowCapacity ? '' : '*'}`,
+    ...(['ttft_p50', 'ttft_p90', 'tpot_p50'] as const).flatMap((k) => [
+      p.measured[k].toFixed(1),
+      p.predicted[k].toFixed(1),
+      pct(p.error[k]),
+    ]),
+  ])
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] as string).length)))
+  const line = (cells: string[]): string => cells.map((c, i) => c.padStart(widths[i] as number)).join('  ')
+  return [
+    line(head),
+    ...rows.map(line),
+    ...(v.points.some((p) => !p.belowCapacity) ? ['* the real server fell behind: not judged'] : []),
+    ...(v.capacity === undefined
+      ? []
+      : [
+          `capacity at the SLO: measured ${v.capacity.measured}, predicted ${v.capacity.predicted} req/s (${pct(v.capacity.error)})`,
+        ]),
+  ].join('\n')
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      api: { type: 'string' },
+      tokenizer: { type: 'string' },
+      model: { type: 'string' },
+      'api-key': { type: 'string' },
+      'budget-s': { type: 'string' },
+      out: { type: 'string' },
+      name: { type: 'string' },
+      validate: { type: 'boolean' },
+      'validate-rates': { type: 'string' },
+      'validate-slo': { type: 'string', multiple: true },
+      'point-s': { type: 'string' },
+      'work-dir': { type: 'string' },
+    },
+  })
+}

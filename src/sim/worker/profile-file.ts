@@ -1,0 +1,59 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { z } from 'zod'
+import { PROFILES, type SpeedProfile } from './profiles.ts'
+
+const ms = z.number().nonnegative()
+const count = z.int().positive()
+
+/** A profile as `vitest-llm-perf calibrate` writes it (profile.json). */
+const profileFileSchema = z.object({
+  name: z.string().min(1),
+  description: z.string().default(''),
+  prefillBaseMs: ms,
+  prefillPerTokenMs: ms,
+  decodeBaseMs: ms,
+  decodePerSeqMs: ms,
+  decodePerCtxTokenMs: ms,
+  maxRunningRequests: count,
+  maxTotalTokens: count,
+  chunkedPrefillSize: count,
+  contextLength: count,
+  calibration: z
+    .object({
+      made_at: z.string(),
+      server: z.record(z.string(), z.unknown()),
+      fit: z.record(z.string(), z.unknown()).optional(),
+      validation: z.looseObject({ summary: z.string() }).optional(),
+    })
+    .optional(),
+})
+
+/** A built-in profile's name, or a profile.json (a path, or any name ending in .json). */
+export function resolveProfile(nameOrPath: string): SpeedProfile | string {
+  const builtIn = PROFILES[nameOrPath]
+  if (builtIn !== undefined) return builtIn
+  if (!nameOrPath.endsWith('.json') && !existsSync(nameOrPath))
+    return `expected one of ${Object.keys(PROFILES).join(', ')}, or a profile.json from vitest-llm-perf calibrate`
+  let raw: unknown
+  try {
+    raw = JSON.parse(readFileSync(nameOrPath, 'utf8'))
+  } catch (err) {
+    return `cannot read the profile ${nameOrPath}: ${(err as Error).message}`
+  }
+  const parsed = profileFileSchema.safeParse(raw)
+  if (!parsed.success)
+    return `${nameOrPath} is not a profile: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`
+  return parsed.data as SpeedProfile
+}
+
+/** What the simulator says of its profile at start: how it was calibrated and how far off it was, or that it was not. */
+export function calibrationLine(p: SpeedProfile): string {
+  const c = p.calibration
+  if (c === undefined)
+    return `profile ${p.name} is uncalibrated: its constants are derived on paper (datasheet and model config), not measured`
+  const server = [c.server['kind'], c.server['model'], c.server['url']].filter((v) => typeof v === 'string').join(' ')
+  return (
+    `profile ${p.name} was calibrated on ${server || 'a server'} at ${c.made_at}: ` +
+    (c.validation?.summary ?? 'not validated (calibrate --validate measures its error on held-out loads)')
+  )
+}

@@ -1,0 +1,74 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { expect, test } from 'vitest'
+import { startSimWorker } from './helpers/sim.ts'
+
+// Issue 34: a simulator calibrated from a server whose speed is hidden from the calibration, with its error measured.
+const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
+const cli = (args: string[]) =>
+  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
+
+/** The hidden server: another model's profile (70B on four H100s), 4× its speed, at most 8 requests running. */
+const HIDDEN = { prefillBaseMs: 18 / 4, prefillPerTokenMs: 0.065 / 4, decodeBaseMs: 16 / 4, maxRunning: 8 }
+
+test('calibrate recovers a hidden server’s step times and limits, and its simulator predicts held-out loads within 15 %', async () => {
+  const hidden = await startSimWorker(
+    ['--profile', 'llama-3.1-70b-h100-tp4', '--speed', '4', '--max-running-requests', String(HIDDEN.maxRunning)],
+    'hidden',
+  )
+  const dir = mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-'))
+  const out = join(dir, 'profile.json')
+  try {
+    const r = await cli(['calibrate', hidden.url, '--out', out, '--validate', '--point-s', '5', '--work-dir', dir])
+    expect(r.exitCode, r.all).toBe(0)
+    expect(r.stdout).toMatch(/rate +TTFT p50 meas +pred +err/u)
+    const profile = JSON.parse(readFileSync(out, 'utf8'))
+    // the fit against what the hidden server runs: the per-token and per-step costs, and its batch limit
+    expect(profile.prefillPerTokenMs / HIDDEN.prefillPerTokenMs).toBeGreaterThan(0.85)
+    expect(profile.prefillPerTokenMs / HIDDEN.prefillPerTokenMs).toBeLessThan(1.15)
+    expect(profile.decodeBaseMs / HIDDEN.decodeBaseMs).toBeGreaterThan(0.85)
+    expect(profile.decodeBaseMs / HIDDEN.decodeBaseMs).toBeLessThan(1.15)
+    expect(profile.maxRunningRequests).toBe(HIDDEN.maxRunning)
+    expect(profile.calibration.limits.maxRunningRequests).toMatch(/stated by the server/u)
+    // held out: Poisson at rates the fit never ran, 256/96-token requests it never sent
+    const points = profile.calibration.validation.points as Array<{
+      rate: number
+      belowCapacity: boolean
+      error: Record<string, number>
+    }>
+    expect(points).toHaveLength(3)
+    for (const p of points.slice(0, 2)) {
+      expect(p.belowCapacity, JSON.stringify(p)).toBe(true)
+      expect(Math.abs(p.error['ttft_p50'] as number), JSON.stringify(p)).toBeLessThan(0.15)
+      expect(Math.abs(p.error['tpot_p50'] as number), JSON.stringify(p)).toBeLessThan(0.15)
+    }
+    expect(profile.calibration.validation.summary).toMatch(/^held out at [\d.]+, [\d.]+/u)
+  } finally {
+    await hidden.stop()
+  }
+  // the simulator says at start how it was calibrated and how far off it was; a built-in profile that it is not
+  const calibrated = await startSimWorker(['--profile', out], 'calibrated')
+  const builtIn = await startSimWorker([], 'built-in')
+  await Promise.all([calibrated.stop(), builtIn.stop()])
+  expect(readFileSync(calibrated.logFile, 'utf8')).toMatch(
+    /was calibrated on sim\S* .* at \d{4}-\d\d-\d\dT[\d:.]+Z: held out at [\d.]+, [\d.]+, [\d.]+ req\/s .*TTFT p50 within \d+ %/u,
+  )
+  expect(readFileSync(builtIn.logFile, 'utf8')).toMatch(
+    /llama-3\.1-8b-h100 is uncalibrated: its constants are derived/u,
+  )
+}, 240_000)
+
+test('calibrate refuses what it cannot use before it sends anything', async () => {
+  const r = await cli(['calibrate', 'not-a-url', '--api', 'grpc', '--budget-s=-3', '--validate-slo', 'ttft<5'])
+  expect(r.exitCode).toBe(1)
+  expect(r.stderr).toContain('URL: expected the server to calibrate')
+  expect(r.stderr).toContain('--api: expected generate, completions or chat, got "grpc"')
+  expect(r.stderr).toContain('--budget-s: expected a positive number, got "-3"')
+  expect(r.stderr).toContain('--validate-slo: ttft needs an aggregation')
+  const bad = await cli(['sim-server', '--profile', join(tmpdir(), 'no-such-profile.json')])
+  expect(bad.exitCode).not.toBe(0)
+  expect(bad.all).toMatch(/cannot read the profile .*no-such-profile\.json/u)
+})
