@@ -12,6 +12,8 @@ export interface CalibratedProfile {
   description: string
   prefillBaseMs: number
   prefillPerTokenMs: number
+  prefillPerTokenCtxMs: number
+  schedule: 'prefill-first' | 'mixed'
   decodeBaseMs: number
   decodePerSeqMs: number
   decodePerCtxTokenMs: number
@@ -56,6 +58,8 @@ export interface CalibrateOptions {
 
 /** SGLang's defaults where a server states nothing. */
 const DEFAULT_CHUNK = 8192
+/** llama.cpp's server's logical batch (-b) unless started with another. */
+const LLAMACPP_BATCH = 2048
 /** Each decode probe's output: long enough that its users' prefills are a small share of their decode time. */
 const DECODE_OUTPUT = 128
 const DECODE_PROMPT = 128
@@ -64,7 +68,8 @@ const DECODE_PROMPT = 128
  * Runs a designed experiment against a real server and fits the simulator's step-time model to it:
  *
  * - isolated prefills (one user, one output token) at several prompt lengths: TTFT = prefillBaseMs +
- *   prefillPerTokenMs · tokens (the network's and the server's fixed costs land in the base);
+ *   prefillPerTokenMs · L + prefillPerTokenCtxMs · L²/2 (attention's share, which a small model or a CPU shows; the
+ *   network's and the server's fixed costs land in the base);
  * - decode at several concurrencies (closed-loop users) and two context lengths: TPOT = decodeBaseMs +
  *   decodePerSeqMs · c + decodePerCtxTokenMs · c · context (the users start together with one length of prompt and
  *   output, so their prefills batch before their decode and each TPOT is decode steps alone);
@@ -125,11 +130,22 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
     maxRunning * contextLength,
     'not stated: slots × context',
   )
-  const chunk = pick('chunkedPrefillSize', num('chunked_prefill_size'), DEFAULT_CHUNK, "not stated: SGLang's default")
+  const llamacpp = String(info['version'] ?? '').startsWith('llama.cpp')
+  const chunk = pick(
+    'chunkedPrefillSize',
+    num('chunked_prefill_size'),
+    llamacpp ? LLAMACPP_BATCH : DEFAULT_CHUNK,
+    llamacpp ? "not stated: llama.cpp's default -b" : "not stated: SGLang's default",
+  )
+  // llama.cpp's server puts a token of every decoding slot and the prompt tokens that fit into one batch
+  const schedule = llamacpp ? 'mixed' : 'prefill-first'
+  limits['schedule'] = llamacpp
+    ? "mixed (llama.cpp's server batches prompt tokens with the streams' tokens)"
+    : "prefill-first (SGLang's scheduler)"
 
   // isolated prefills: one at a time, one output token
   const longest = Math.min(2048, Math.floor(contextLength / 2), chunk)
-  const lengths = [32, 128, 512, 1024, 2048].filter((l) => l <= longest)
+  const lengths = [32, 64, 128, 256, 384, 512, 1024, 2048].filter((l) => l <= longest)
   const prefill: Array<{ prompt_tokens: number; ttft_ms: number }> = []
   for (const len of lengths) {
     if (!within() && prefill.length >= 2) break
@@ -145,11 +161,12 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
     prefill.push({ prompt_tokens: len, ttft_ms: ttft })
     opts.onProbe?.(`prefill ${len} tokens: TTFT p50 ${ttft.toFixed(2)} ms`)
   }
+  // attention grows with the context each token attends to: L tokens from nothing cost L²/2 token-contexts
   const pf = fitNonNegative(
-    prefill.map((p) => [1, p.prompt_tokens]),
+    prefill.map((p) => [1, p.prompt_tokens, (p.prompt_tokens * p.prompt_tokens) / 2]),
     prefill.map((p) => p.ttft_ms),
   )
-  const [prefillBase, prefillPerToken] = pf.coef as [number, number]
+  const [prefillBase, prefillPerToken, prefillPerTokenCtx] = pf.coef as [number, number, number]
 
   // decode: closed-loop users at rising concurrency, at a short and a long context
   const concurrencies = [1, 2, 4, 8, 16, 32, 64].filter((c) => c <= maxRunning)
@@ -160,13 +177,15 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
       prompt: Math.max(DECODE_PROMPT, Math.min(1024, Math.floor(contextLength / 2) - DECODE_OUTPUT)),
     })),
   ]
+  const seen = new Set<string>()
+  const unique = shapes.filter((s) => !seen.has(`${s.c}/${s.prompt}`) && seen.add(`${s.c}/${s.prompt}`))
   const decode: CalibratedProfile['calibration']['fit']['decode']['points'] = []
   let throughput = 0
-  for (const { c, prompt } of shapes) {
+  for (const { c, prompt } of unique) {
     if (!within() && decode.length >= 3) break
     const run = await probe(`decode-c${c}-p${prompt}`, {
       users: c,
-      requests: c * 3,
+      requests: Math.max(6, c * 3),
       dataset: { kind: 'random', inputLen: prompt, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
     })
     ok(run, `decode c=${c}`)
@@ -198,6 +217,8 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
     description: `calibrated on ${server.version ?? 'a server'} (${server.model ?? 'model not stated'}) at ${opts.url}`,
     prefillBaseMs: round(prefillBase),
     prefillPerTokenMs: round(prefillPerToken),
+    prefillPerTokenCtxMs: round(prefillPerTokenCtx),
+    schedule,
     decodeBaseMs: round(decodeBase),
     decodePerSeqMs: round(decodePerSeq),
     decodePerCtxTokenMs: round(decodePerCtx),

@@ -96,7 +96,8 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   })
   const fit = profile.calibration.fit
   say(
-    `fit: prefill ${profile.prefillBaseMs} ms + ${profile.prefillPerTokenMs} ms/token (residual ${fit.prefill.residual_rms_ms} ms rms); ` +
+    `fit: prefill ${profile.prefillBaseMs} ms + ${profile.prefillPerTokenMs} ms/token + ${profile.prefillPerTokenCtxMs} ms/token/context token ` +
+      `(residual ${fit.prefill.residual_rms_ms} ms rms); ` +
       `decode ${profile.decodeBaseMs} ms + ${profile.decodePerSeqMs} ms/sequence + ${profile.decodePerCtxTokenMs} ms/context token ` +
       `(residual ${fit.decode.residual_rms_ms} ms rms)`,
   )

@@ -101,8 +101,11 @@ export class SimEngine {
     if (!this.#busy) this.#virtualEndMs = performance.now()
     this.#dropAborted()
     this.#admit()
-    const prefill = this.#prefillBatch()
-    const decode = prefill.length > 0 ? [] : this.#decodeBatch()
+    // mixed (llama.cpp): the decoding requests' tokens and the prompt tokens that fit beside them, in one batch
+    const mixed = this.#cfg.profile.schedule === 'mixed'
+    const decoding = mixed ? this.#decodeBatch() : []
+    const prefill = this.#prefillBatch(this.#cfg.chunkedPrefillSize - decoding.length)
+    const decode = mixed ? decoding : prefill.length > 0 ? [] : this.#decodeBatch()
     if (prefill.length === 0 && decode.length === 0) {
       const stalled = this.#running.some((r) => r.stalledUntilMs > performance.now())
       this.#busy = stalled
@@ -133,9 +136,16 @@ export class SimEngine {
 
   #stepMs(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {
     const p = this.#cfg.profile
-    if (prefill.length > 0) return p.prefillBaseMs + p.prefillPerTokenMs * prefill.reduce((acc, [, n]) => acc + n, 0)
+    const tokens = prefill.reduce((acc, [, n]) => acc + n, 0)
+    const attention =
+      p.prefillPerTokenCtxMs === undefined
+        ? 0
+        : p.prefillPerTokenCtxMs * prefill.reduce((acc, [r, n]) => acc + n * (r.prefillDone + n / 2), 0)
     const context = decode.reduce((acc, r) => acc + r.promptIds.length + r.generated, 0)
-    return p.decodeBaseMs + p.decodePerSeqMs * decode.length + p.decodePerCtxTokenMs * context
+    const decoding = p.decodePerSeqMs * decode.length + p.decodePerCtxTokenMs * context
+    // one pass over the weights either way: a batch with prompt tokens costs the prefill's base, else the decode's
+    if (prefill.length > 0) return p.prefillBaseMs + p.prefillPerTokenMs * tokens + attention + decoding
+    return p.decodeBaseMs + decoding
   }
 
   /**
@@ -205,8 +215,8 @@ export class SimEngine {
     }
   }
 
-  #prefillBatch(): Array<[SimRequest, number]> {
-    let budget = this.#cfg.chunkedPrefillSize
+  #prefillBatch(budgetTokens: number): Array<[SimRequest, number]> {
+    let budget = budgetTokens
     const batch: Array<[SimRequest, number]> = []
     for (const req of this.#running) {
       const left = req.promptIds.length - req.prefillDone

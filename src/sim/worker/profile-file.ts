@@ -11,6 +11,8 @@ const profileFileSchema = z.object({
   description: z.string().default(''),
   prefillBaseMs: ms,
   prefillPerTokenMs: ms,
+  prefillPerTokenCtxMs: ms.optional(),
+  schedule: z.enum(['prefill-first', 'mixed']).optional(),
   decodeBaseMs: ms,
   decodePerSeqMs: ms,
   decodePerCtxTokenMs: ms,

@@ -1,7 +1,7 @@
 /**
  * Speed profiles: the constants of the simulator's step-time model, per model and GPU.
  *
- *   prefill step = prefillBaseMs + prefillPerTokenMs · tokens
+ *   prefill step = prefillBaseMs + prefillPerTokenMs · tokens + prefillPerTokenCtxMs · Σ tokens · context
  *   decode step  = decodeBaseMs + decodePerSeqMs · batch + decodePerCtxTokenMs · Σ context tokens
  *
  * They are derived, not fitted: decode is memory-bound (every step reads all weights once, plus each
@@ -22,6 +22,18 @@ export interface SpeedProfile {
   description: string
   prefillBaseMs: number
   prefillPerTokenMs: number
+  /**
+   * Attention's share of a prefill, which grows with the context each new token attends to: ms per token per
+   * context token (a chunk of t tokens after p already done costs t · (p + t/2)). Negligible on a GPU at these
+   * lengths (the built-in profiles leave it out); a calibrated CPU or small-model server needs it.
+   */
+  prefillPerTokenCtxMs?: number
+  /**
+   * How a step is made: `prefill-first` (SGLang's default: a step prefills, or decodes every running request) or
+   * `mixed` (llama.cpp's server: one batch holds a token for every decoding slot and as many prompt tokens as fit,
+   * so a new prompt slows the streams and they slow it). @default 'prefill-first'
+   */
+  schedule?: 'prefill-first' | 'mixed'
   decodeBaseMs: number
   decodePerSeqMs: number
   decodePerCtxTokenMs: number

@@ -24,7 +24,8 @@ Flags with SGLang's names mean what they mean in sglang.launch_server.
   --timestamp-format F              meta_info timing names: current | v0.5.5 | v0.5.6 | patched
 
 Simulator only:
-  --profile NAME                    speed profile: ${Object.keys(PROFILES).join(', ')}
+  --profile NAME|FILE.json          speed profile: ${Object.keys(PROFILES).join(', ')} (derived on paper), or
+                                    a profile.json that \`vitest-llm-perf calibrate\` measured on a real server
   --speed X                         time scale: 2 runs every step twice as fast (default 1)
   --startup-delay S                 seconds before listening, as a model load (default 0)
   --warmup-time S                   seconds /health answers 503 after listening (default 0.2)
