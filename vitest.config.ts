@@ -1,6 +1,15 @@
 import { fileURLToPath } from 'node:url'
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
 import { perfProject } from './src/plugin/index.ts'
+
+/** Test files judged by timing: see the unit-timing project. */
+const TIMING = [
+  'test/capacity.test.ts',
+  'test/server-metrics.test.ts',
+  'test/sim-router.test.ts',
+  'test/issue-30.test.ts',
+  'test/calibrate.test.ts',
+]
 
 const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
 
@@ -14,6 +23,23 @@ export default defineConfig({
         test: {
           name: 'unit',
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, ...TIMING],
+          // most tests wait on servers and sockets, not the CPU (one file at a time kept a 2-core machine ~30 %
+          // busy): three files at once
+          maxWorkers: 3,
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+        },
+      },
+      // the tests whose verdicts are latencies the simulator and the client produce (a capacity found, a router's
+      // spread over threads, a run judged valid): one file at a time, after the others, on a machine left to them
+      {
+        extends: true,
+        test: {
+          name: 'unit-timing',
+          include: TIMING,
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },

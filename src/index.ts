@@ -1,6 +1,12 @@
 // first: on too old a Node, one clear line and exit before anything else loads
 import './node-guard.ts'
 
+export {
+  type CalibratedProfile,
+  type CalibrateOptions,
+  calibrateServer,
+} from './calibrate/calibrate-server.ts'
+export { type ValidateOptions, type Validation, validateProfile } from './calibrate/validate-profile.ts'
 export type { CapacityOptions, SearchOptions } from './capacity/capacity-options.ts'
 export { findCapacity } from './capacity/find-capacity.ts'
 export type { CapacityResult, CapacityStep, SweepPoint, SweepPoints, SweepResult } from './capacity/results.ts'

@@ -159,8 +159,11 @@ test.skipIf(!existsSync(CHROMIUM))(
       dataset: { kind: 'random', inputLen: 16, outputLen: 4 },
       outDir: dir,
     })
-    expect(run).toMeetSlo({ ttft: { p99: 5000 }, success_rate: { min: 0.99 } })
-    expect(() => expect(run).toMeetSlo({ ttft: { p50: 0.001 } })).toThrow()
+    // what is under test is the report of a judged run, not this machine's pace: a busy one (other test files run
+    // beside this one) may send late, which would make the run invalid rather than judged
+    const anyPace = { maxDispatchLagMs: 10_000, maxEventLoopDelayMs: 10_000, maxReceiveBusy: 1 }
+    expect(run).toMeetSlo({ ttft: { p99: 5000 }, success_rate: { min: 0.99 } }, anyPace)
+    expect(() => expect(run).toMeetSlo({ ttft: { p50: 0.001 } }, anyPace)).toThrow()
     const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
     expect(summary.verdicts).toEqual(['✓ ttft p99', '✓ success_rate', '✗ ttft p50'])
     await inReport(run.files.html as string, '.uplot', async (page) => {
