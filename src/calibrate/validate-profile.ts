@@ -140,7 +140,8 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
     const summary =
       judged.length === 0
         ? `not validated: the real server fell behind at every held-out rate (${rates.join(', ')} req/s)`
-        : `held out at ${judged.map((p) => p.rate).join(', ')} req/s (${VALIDATION_INPUT}/${VALIDATION_OUTPUT} tokens, ` +
+        : `held out at ${judged.map((p) => p.rate).join(', ')} req/s ` +
+          `(${VALIDATION_INPUT}/${VALIDATION_OUTPUT} tokens, ` +
           `Poisson): TTFT p50 ${within(worst.ttft_p50)}, p90 ${within(worst.ttft_p90)}; TPOT p50 ` +
           `${within(worst.tpot_p50)}, p90 ${within(worst.tpot_p90)}` +
           (capacity === undefined

@@ -6,8 +6,7 @@ import { calibrateServer } from '../calibrate/calibrate-server.ts'
 import { pct, validateProfile } from '../calibrate/validate-profile.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { addSecrets } from '../common/redact.ts'
-import type { SloSpec } from '../slo/slo-spec.ts'
-import { parseSloFlag } from './run-flags.ts'
+import { sloFromFlags } from './run-flags.ts'
 
 export const CALIBRATE_HELP = `vitest-llm-perf calibrate URL [--api generate|completions|chat] [--out profile.json] [flags]
 
@@ -59,17 +58,8 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const budgetS = number('budget-s', values['budget-s'])
   const pointS = number('point-s', values['point-s'])
   const rates = values['validate-rates']?.split(',').map((r) => number('validate-rates', r.trim()) as number)
-  let slo: SloSpec | undefined
-  for (const text of values['validate-slo'] ?? []) {
-    try {
-      const { field, threshold } = parseSloFlag(text)
-      const spec = (slo ?? {}) as Record<string, string[]>
-      spec[field] = [...(spec[field] ?? []), threshold]
-      slo = spec as SloSpec
-    } catch (err) {
-      problems.push(`--validate-slo: ${(err as Error).message}`)
-    }
-  }
+  const sloTexts = values['validate-slo'] ?? []
+  const slo = sloTexts.length === 0 ? undefined : sloFromFlags(sloTexts, 'validate-slo', problems)
   if (problems.length > 0) throw new InvalidOptionError('calibrate', problems)
   const apiKey = values['api-key'] ?? process.env['LLM_PERF_API_KEY']
   if (apiKey !== undefined) addSecrets([apiKey])
@@ -96,9 +86,11 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   })
   const fit = profile.calibration.fit
   say(
-    `fit: prefill ${profile.prefillBaseMs} ms + ${profile.prefillPerTokenMs} ms/token + ${profile.prefillPerTokenCtxMs} ms/token/context token ` +
+    `fit: prefill ${profile.prefillBaseMs} ms + ${profile.prefillPerTokenMs} ms/token + ` +
+      `${profile.prefillPerTokenCtxMs} ms/token/context token ` +
       `(residual ${fit.prefill.residual_rms_ms} ms rms); ` +
-      `decode ${profile.decodeBaseMs} ms + ${profile.decodePerSeqMs} ms/sequence + ${profile.decodePerCtxTokenMs} ms/context token ` +
+      `decode ${profile.decodeBaseMs} ms + ${profile.decodePerSeqMs} ms/sequence + ` +
+      `${profile.decodePerCtxTokenMs} ms/context token ` +
       `(residual ${fit.decode.residual_rms_ms} ms rms)`,
   )
   say(
@@ -152,7 +144,8 @@ function validationTable(v: Awaited<ReturnType<typeof validateProfile>>): string
     ...(v.capacity === undefined
       ? []
       : [
-          `capacity at the SLO: measured ${v.capacity.measured}, predicted ${v.capacity.predicted} req/s (${pct(v.capacity.error)})`,
+          `capacity at the SLO: measured ${v.capacity.measured}, predicted ${v.capacity.predicted} req/s ` +
+            `(${pct(v.capacity.error)})`,
         ]),
   ].join('\n')
 }

@@ -115,6 +115,23 @@ export function parseSloFlag(text: string): { field: string; threshold: string }
   return { field, threshold: `${k6}${op}${limit}` }
 }
 
+/**
+ * Repeated `--slo` texts (or another flag's, named in each problem) as one spec, added to `base` (a config file's):
+ * each field keeps every threshold given for it.
+ */
+export function sloFromFlags(texts: readonly string[], flag: string, problems: string[], base?: SloSpec): SloSpec {
+  const spec: Record<string, string[]> = { ...((base as Record<string, string[]> | undefined) ?? {}) }
+  for (const text of texts) {
+    try {
+      const { field, threshold } = parseSloFlag(text)
+      spec[field] = [...(spec[field] ?? []), threshold]
+    } catch (err) {
+      problems.push(`--${flag}: ${(err as Error).message}`)
+    }
+  }
+  return spec as SloSpec
+}
+
 export type RunFlagValues = ReturnType<typeof parseRunFlags>['values']
 
 /** Parses argv with the run flags plus `extra`; an unknown flag gets a "did you mean". */
@@ -278,18 +295,8 @@ export async function runOptionsFrom(
     }
     o['dataset'] = d
   }
-  if (values.slo !== undefined && values.slo.length > 0) {
-    const spec: Record<string, string[]> = { ...((o['slo'] as Record<string, string[]> | undefined) ?? {}) }
-    for (const text of values.slo) {
-      try {
-        const { field, threshold } = parseSloFlag(text)
-        spec[field] = [...(spec[field] ?? []), threshold]
-      } catch (err) {
-        problems.push(`--slo: ${(err as Error).message}`)
-      }
-    }
-    o['slo'] = spec as SloSpec
-  }
+  if (values.slo !== undefined && values.slo.length > 0)
+    o['slo'] = sloFromFlags(values.slo, 'slo', problems, o['slo'] as SloSpec | undefined)
   if (problems.length > 0) throw new InvalidOptionError('command line', problems)
   return { url: url as string, options: o as BenchOptions & Record<string, unknown> }
 }

@@ -20,11 +20,11 @@ const FIGURES = ['request_throughput', 'output_token_throughput', 'success_rate'
 const SAMPLED = ['ttft', 'tpot', 'total_latency', 'pure_queue_time', 'client_queue_time'] as const
 
 /**
- * Versioned migrations, applied in order once each (SQLite's user_version counts them): a store made by an older
- * version is brought forward, never rebuilt. PostgreSQL's store (postgres-history.ts) has the same tables.
+ * The history's tables, in either database: `schema` is a prefix for table names (PostgreSQL keeps them in a schema
+ * of their own), `real` and `blob` the database's names for those types.
  */
-const MIGRATIONS = [
-  `CREATE TABLE runs (
+export function historyTables(schema: string, real: string, blob: string): string {
+  return `CREATE TABLE ${schema}runs (
      key TEXT PRIMARY KEY,
      dir TEXT NOT NULL,
      recorded_at TEXT NOT NULL,
@@ -34,12 +34,18 @@ const MIGRATIONS = [
      labels TEXT NOT NULL,
      summary TEXT NOT NULL
    );
-   CREATE INDEX runs_by_workload ON runs (fingerprint, started_at);
-   CREATE TABLE metrics (run_key TEXT NOT NULL REFERENCES runs (key), name TEXT NOT NULL, value REAL NOT NULL,
-     PRIMARY KEY (run_key, name));
-   CREATE TABLE samples (run_key TEXT NOT NULL REFERENCES runs (key), field TEXT NOT NULL, n INTEGER NOT NULL,
-     data BLOB NOT NULL, PRIMARY KEY (run_key, field));`,
-]
+   CREATE INDEX runs_by_workload ON ${schema}runs (fingerprint, started_at);
+   CREATE TABLE ${schema}metrics (run_key TEXT NOT NULL REFERENCES ${schema}runs (key), name TEXT NOT NULL,
+     value ${real} NOT NULL, PRIMARY KEY (run_key, name));
+   CREATE TABLE ${schema}samples (run_key TEXT NOT NULL REFERENCES ${schema}runs (key), field TEXT NOT NULL,
+     n INTEGER NOT NULL, data ${blob} NOT NULL, PRIMARY KEY (run_key, field));`
+}
+
+/**
+ * Versioned migrations, applied in order once each (SQLite's user_version counts them): a store made by an older
+ * version is brought forward, never rebuilt. PostgreSQL's store (postgres-history.ts) has the same tables.
+ */
+const MIGRATIONS = [historyTables('', 'REAL', 'BLOB')]
 
 export interface RecordedRun {
   key: string

@@ -2,7 +2,7 @@ import { addSecrets } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { DEFAULT_HISTORY_DB, type HistoryDb, HistoryStore } from './history-store.ts'
-import { isPostgresUrl, PostgresHistory } from './postgres-history.ts'
+import { isPostgresUrl, PostgresHistory, urlPassword } from './postgres-history.ts'
 
 /**
  * The history at `db`: a PostgreSQL database for a `postgres://` URL (shared by CI runners), else a SQLite file
@@ -10,8 +10,7 @@ import { isPostgresUrl, PostgresHistory } from './postgres-history.ts'
  */
 export async function openHistory(db: string = DEFAULT_HISTORY_DB): Promise<HistoryDb> {
   if (isPostgresUrl(db)) {
-    const password = URL.canParse(db) ? decodeURIComponent(new URL(db).password) : ''
-    if (password !== '') addSecrets([password])
+    addSecrets([urlPassword(db)])
     return await PostgresHistory.open(db)
   }
   const store = new HistoryStore(db)

@@ -1,7 +1,7 @@
 import postgres from 'postgres'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
-import { type HistoryDb, historyRow, type RecordedRun, recordedRun, samplesOf } from './history-store.ts'
+import { type HistoryDb, historyRow, historyTables, type RecordedRun, recordedRun, samplesOf } from './history-store.ts'
 
 /** Our tables live in a schema of their own, so a shared database's other tables are never in the way. */
 const SCHEMA = 'llm_perf'
@@ -9,26 +9,17 @@ const SCHEMA = 'llm_perf'
 const MIGRATION_LOCK = 0x6c6c6d70
 
 /** The SQLite store's tables (history-store.ts), in PostgreSQL's types; applied in order, once each. */
-const MIGRATIONS = [
-  `CREATE TABLE ${SCHEMA}.runs (
-     key TEXT PRIMARY KEY,
-     dir TEXT NOT NULL,
-     recorded_at TEXT NOT NULL,
-     started_at TEXT NOT NULL,
-     fingerprint TEXT NOT NULL,
-     environment TEXT NOT NULL,
-     labels TEXT NOT NULL,
-     summary TEXT NOT NULL
-   );
-   CREATE INDEX runs_by_workload ON ${SCHEMA}.runs (fingerprint, started_at);
-   CREATE TABLE ${SCHEMA}.metrics (run_key TEXT NOT NULL REFERENCES ${SCHEMA}.runs (key), name TEXT NOT NULL,
-     value DOUBLE PRECISION NOT NULL, PRIMARY KEY (run_key, name));
-   CREATE TABLE ${SCHEMA}.samples (run_key TEXT NOT NULL REFERENCES ${SCHEMA}.runs (key), field TEXT NOT NULL,
-     n INTEGER NOT NULL, data BYTEA NOT NULL, PRIMARY KEY (run_key, field));`,
-]
+const MIGRATIONS = [historyTables(`${SCHEMA}.`, 'DOUBLE PRECISION', 'BYTEA')]
 
 /** Whether `db` names a PostgreSQL database rather than a SQLite file. */
 export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//iu.test(db)
+
+/** The password in a database URL (`postgres://user:pass@host/db`), if it has one: masked wherever it is written. */
+export function urlPassword(db: unknown): string | undefined {
+  if (typeof db !== 'string' || !URL.canParse(db)) return undefined
+  const password = decodeURIComponent(new URL(db).password)
+  return password === '' ? undefined : password
+}
 
 /** The URL without its password, for messages. */
 export function displayUrl(url: string): string {

@@ -13,6 +13,7 @@ import { executorFor, scheduleFor } from '../executors/registry.ts'
 import { gitLabels } from '../history/git-labels.ts'
 import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
 import { recordRun } from '../history/open-history.ts'
+import { urlPassword } from '../history/postgres-history.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { htmlReport } from '../report/html-report.ts'
@@ -383,13 +384,6 @@ function describeOptions(opts: ValidatedOptions, plan: LoadPlan): Record<string,
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),
   }
-}
-
-/** The password in a database URL (`postgres://user:pass@host/db`), if it has one. */
-function urlPassword(db: unknown): string | undefined {
-  if (typeof db !== 'string' || !URL.canParse(db)) return undefined
-  const password = decodeURIComponent(new URL(db).password)
-  return password === '' ? undefined : password
 }
 
 /** The run in one line, for a script's stderr: what was sent, what came back, the headline latencies. */

@@ -6,9 +6,9 @@ import { type Ramp, rampSchedule } from './ramp-schedule.ts'
 const isRamp = (a: ArrivalOption): a is Ramp => typeof a === 'object' && a.kind === 'ramp'
 
 /**
- * `vllm bench serve --ramp-up-strategy`: the rate rises from `startRps` to `endRps` over the run, request i of N
- * arriving at rate A + (B − A)·i/(N − 1) (`linear`) or A·(B/A)^(i/(N − 1)) (`exponential`), Poisson gaps at that
- * rate, so one run sweeps the load.
+ * `vllm bench serve --ramp-up-strategy`: the rate rises from `startRps` to `endRps` over the run, request i of
+ * N arriving at rate A + (B − A)·i/(N − 1) (`linear`) or A·(B/A)^(i/(N − 1)) (`exponential`), Poisson gaps at
+ * that rate, so one run sweeps the load.
  */
 export const rampExecutor = {
   name: 'ramp',

@@ -44,15 +44,20 @@ export function resolveProfile(nameOrPath: string): SpeedProfile | string {
   }
   const parsed = profileFileSchema.safeParse(raw)
   if (!parsed.success)
-    return `${nameOrPath} is not a profile: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`
+    return `${nameOrPath} is not a profile: ${parsed.error.issues
+      .map((i) => `${i.path.join('.')}: ${i.message}`)
+      .join('; ')}`
   return parsed.data as SpeedProfile
 }
 
-/** What the simulator says of its profile at start: how it was calibrated and how far off it was, or that it was not. */
+/** What the simulator says of its profile at start: how it was calibrated and how far off, or that it was not. */
 export function calibrationLine(p: SpeedProfile): string {
   const c = p.calibration
   if (c === undefined)
-    return `profile ${p.name} is uncalibrated: its constants are derived on paper (datasheet and model config), not measured`
+    return (
+      `profile ${p.name} is uncalibrated: its constants are derived on paper (datasheet and model config), ` +
+      'not measured'
+    )
   const server = [c.server['kind'], c.server['model'], c.server['url']].filter((v) => typeof v === 'string').join(' ')
   return (
     `profile ${p.name} was calibrated on ${server || 'a server'} at ${c.made_at}: ` +
