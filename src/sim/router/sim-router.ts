@@ -125,11 +125,16 @@ async function route(
   fwd: RouterContext,
   req: IncomingMessage,
   res: ServerResponse,
+  listening: () => boolean,
 ): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://router')
   const method = req.method ?? 'GET'
   fwd.metrics.httpRequests.inc({ method, path: url.pathname })
   const p = url.pathname
+  // a forwarder thread listens, and answers a probe through the main thread, before its siblings may: a launcher
+  // told 'ready' then would send its whole first burst through that one thread (seen on a busy 2-core machine)
+  if (!listening() && (p === '/health' || p === '/liveness' || p === '/readiness'))
+    return sendJson(res, 503, { status: 'not ready', reason: 'starting: not every forwarder thread listens yet' })
   if (p === '/health' || p === '/liveness') return sendText(res, 200, 'OK')
   if (p === '/readiness') {
     const healthy = registry.list().filter((w) => w.healthy).length
@@ -181,8 +186,9 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
   )
   const desk = localDesk(cfg, makePolicy(cfg), metrics, () => registry.list())
   const fwd: RouterContext = { cfg, desk, thread: 0, metrics, limit: new ConcurrencyLimit(cfg) }
+  let listening = false
   const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
-    route(cfg, registry, fwd, req, res).catch((err: unknown) => {
+    route(cfg, registry, fwd, req, res, () => listening).catch((err: unknown) => {
       if (!res.headersSent)
         sendJson(res, 500, { error: { message: `Internal router error: ${(err as Error).message}` } })
       else res.destroy()
@@ -194,8 +200,8 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
     } else sendText(res, 404, 'Not Found')
   })
   const threads = cfg.forwarderThreads
-  // with a port given, the forwarders listen before the main thread does: whoever sees the port answer (a
-  // launcher's readiness probe) finds every thread serving it; port 0 is known only once the main thread listens
+  // with a port given, the forwarders listen before the main thread does, and the probes wait for all of them
+  // (`listening`); port 0 is known only once the main thread listens
   let port = cfg.port === 0 ? await listen(server, 0, cfg.host, threads > 1) : cfg.port
   if (threads > 1) {
     // the forwarders pass every route but the data plane here, where the registry and the metrics are
@@ -210,6 +216,7 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
     log(`Forwarding on ${threads} threads (SO_REUSEPORT); routing decided on the main thread`)
   }
   if (cfg.port !== 0) port = await listen(server, cfg.port, cfg.host, threads > 1)
+  listening = true
   const promPort = await listen(prom, cfg.prometheusPort, cfg.prometheusHost)
   registry.startHealthChecks()
   log(`Router ready | policy: ${cfg.policy} | workers: [${cfg.workerUrls.join(', ')}]`)
