@@ -102,7 +102,10 @@ const workloadOf = (a: RunFolder, b: RunFolder): string[] =>
 function parseFailOn(text: string): { metric: string; pct: number } {
   const m = /^\s*([a-z_]+)\.p(50|90|99)\s*>\s*\+?(\d+(?:\.\d+)?)\s*%\s*$/u.exec(text)
   if (m === null)
-    throw new Error(`--fail-on: expected 'metric.pNN>+N%' such as 'ttft.p99>+10%', got ${JSON.stringify(text)}`)
+    throw new LlmPerfError(
+      'LLMPERF_INVALID_ARGUMENT',
+      `--fail-on: expected 'metric.pNN>+N%' such as 'ttft.p99>+10%', got ${JSON.stringify(text)}`,
+    )
   return { metric: `${m[1]} p${m[2]}`, pct: Number(m[3]) }
 }
 

@@ -3,7 +3,7 @@ import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { parseArgs } from 'node:util'
 import { closest, distance } from 'fastest-levenshtein'
-import { InvalidOptionError } from '../common/errors.ts'
+import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { RATE_METRICS, type SloSpec } from '../slo/slo-spec.ts'
 
@@ -96,20 +96,28 @@ const AGGREGATIONS: Record<string, string> = {
 export function parseSloFlag(text: string): { field: string; threshold: string } {
   const m = /^\s*([a-z_]+)(?:\.([a-z0-9()._]+))?\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/u.exec(text)
   if (m === null)
-    throw new Error(
+    throw new LlmPerfError(
+      'LLMPERF_INVALID_ARGUMENT',
       `expected "metric.aggregation<limit" such as 'ttft.p99<500' or 'success_rate>0.99', got ${JSON.stringify(text)}`,
     )
   const [, field, agg, op, limit] = m as unknown as [string, string, string | undefined, string, string]
   if ((RATE_METRICS as readonly string[]).includes(field)) {
     if (agg !== undefined)
-      throw new Error(`${field} is a rate: write '${field}${op}${limit}', got ${JSON.stringify(text)}`)
+      throw new LlmPerfError(
+        'LLMPERF_INVALID_ARGUMENT',
+        `${field} is a rate: write '${field}${op}${limit}', got ${JSON.stringify(text)}`,
+      )
     return { field, threshold: `rate${op}${limit}` }
   }
   if (agg === undefined)
-    throw new Error(`${field} needs an aggregation ('${field}.p99${op}${limit}'), got ${JSON.stringify(text)}`)
+    throw new LlmPerfError(
+      'LLMPERF_INVALID_ARGUMENT',
+      `${field} needs an aggregation ('${field}.p99${op}${limit}'), got ${JSON.stringify(text)}`,
+    )
   const k6 = AGGREGATIONS[agg] ?? (/^p\(\d+(\.\d+)?\)$/u.test(agg) ? agg : undefined)
   if (k6 === undefined)
-    throw new Error(
+    throw new LlmPerfError(
+      'LLMPERF_INVALID_ARGUMENT',
       `unknown aggregation '${agg}' in ${JSON.stringify(text)}: expected p50, p90, p95, p99, p999, p(N), mean, max or min`,
     )
   return { field, threshold: `${k6}${op}${limit}` }

@@ -12,6 +12,8 @@ export type LlmPerfErrorCode =
   | 'LLMPERF_WRITE'
   | 'LLMPERF_TOO_LARGE'
   | 'LLMPERF_CALIBRATION'
+  /** a topology asked for that is not started, not known, or cannot do what was asked (fail an attached worker) */
+  | 'LLMPERF_TOPOLOGY'
 
 export class LlmPerfError extends Error {
   readonly code: LlmPerfErrorCode

@@ -1,4 +1,5 @@
 import { request } from 'undici'
+import { LlmPerfError } from '../common/errors.ts'
 
 /** Where the Vitest main process, which owns the launched servers and the terminal, takes requests from tests. */
 export interface ControlEndpoint {
@@ -18,6 +19,6 @@ export async function postControl<T>(control: ControlEndpoint, path: string, bod
   })
   const text = await res.body.text()
   const json = (text === '' ? {} : JSON.parse(text)) as T & { error?: string }
-  if (res.statusCode !== 200) throw new Error(json.error ?? `HTTP ${res.statusCode}`)
+  if (res.statusCode !== 200) throw new LlmPerfError('LLMPERF_TOPOLOGY', json.error ?? `HTTP ${res.statusCode}`)
   return json
 }

@@ -1,4 +1,4 @@
-import { InvalidOptionError } from '../common/errors.ts'
+import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
 import type { BenchTarget } from './bench-target.ts'
 import { type ControlEndpoint, postControl } from './control-client.ts'
 
@@ -80,6 +80,6 @@ export function failureHooks(
 
 async function setFailed(control: ControlEndpoint, topology: string, workers: string[]): Promise<unknown> {
   return postControl(control, `/topologies/${encodeURIComponent(topology)}/failed`, { workers }).catch((err: Error) => {
-    throw new Error(`failure schedule: ${err.message}`)
+    throw new LlmPerfError('LLMPERF_TOPOLOGY', `failure schedule: ${err.message}`)
   })
 }

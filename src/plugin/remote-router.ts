@@ -1,3 +1,4 @@
+import { LlmPerfError } from '../common/errors.ts'
 import type { RouterPolicy } from '../common/router-policies.ts'
 import { postControl } from '../load/control-client.ts'
 import type { TopologyInfo } from '../topology/started-topology.ts'
@@ -12,17 +13,21 @@ export async function startRouter(
   args: string[] = [],
 ): Promise<{ url: string; metricsUrl: string }> {
   if (topology.control === undefined)
-    throw new Error(
+    throw new LlmPerfError(
+      'LLMPERF_TOPOLOGY',
       `startRouter: topology ${topology.name} was not started by the perf project's globalSetup; ` +
         `use launchTopology(...).startRouter()`,
     )
   const path = `/topologies/${encodeURIComponent(topology.name)}/routers`
   const body = await postControl<{ url?: string; metricsUrl?: string }>(topology.control, path, { policy, args }).catch(
     (err: Error) => {
-      throw new Error(`startRouter(${topology.name}, ${policy}) failed: ${err.message}`)
+      throw new LlmPerfError('LLMPERF_TOPOLOGY', `startRouter(${topology.name}, ${policy}) failed: ${err.message}`)
     },
   )
   if (body.url === undefined)
-    throw new Error(`startRouter(${topology.name}, ${policy}) failed: no router URL came back`)
+    throw new LlmPerfError(
+      'LLMPERF_TOPOLOGY',
+      `startRouter(${topology.name}, ${policy}) failed: no router URL came back`,
+    )
   return { url: body.url, metricsUrl: body.metricsUrl ?? '' }
 }

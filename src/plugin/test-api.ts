@@ -4,7 +4,7 @@ import type { CapacityOptions } from '../capacity/capacity-options.ts'
 import { findCapacity as runCapacity } from '../capacity/find-capacity.ts'
 import type { CapacityResult, SweepPoints, SweepResult } from '../capacity/results.ts'
 import { sweep as runSweep } from '../capacity/sweep.ts'
-import { InvalidOptionError } from '../common/errors.ts'
+import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { recordRun } from '../history/open-history.ts'
@@ -29,12 +29,14 @@ function topologyLookup(ctx: LlmPerfContext): (name: string) => TopologyInfo {
     const found = ctx.topologies[name]
     if (found !== undefined) return found
     if (ctx.unstarted?.includes(name) === true)
-      throw new Error(
+      throw new LlmPerfError(
+        'LLMPERF_TOPOLOGY',
         `Topology ${JSON.stringify(name)} was not started: no test file selected for this run names it as a string ` +
           `literal (only those topologies start). Write topology('${name}') with the name itself, or run the file ` +
           'that names it',
       )
-    throw new Error(
+    throw new LlmPerfError(
+      'LLMPERF_TOPOLOGY',
       `No topology named ${JSON.stringify(name)}: the perf project configures ${
         Object.keys(ctx.topologies)
           .map((n) => JSON.stringify(n))

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { writeArtifact } from '../common/artifact-file.ts'
+import { LlmPerfError } from '../common/errors.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
@@ -58,7 +59,10 @@ function measure(run: BenchRun, spec: RegressionSpec): BaselineFile['metrics'] {
     for (const key of Object.keys(objectives)) {
       const p = PERCENTILE[key]
       if (p === undefined)
-        throw new Error(`regression.${field}.${key}: expected one of ${Object.keys(PERCENTILE).join(', ')}`)
+        throw new LlmPerfError(
+          'LLMPERF_INVALID_THRESHOLD',
+          `regression.${field}.${key}: expected one of ${Object.keys(PERCENTILE).join(', ')}`,
+        )
       if (values.length > 0)
         out[`${field}.${key}`] = {
           value: percentileSorted(sorted, p),

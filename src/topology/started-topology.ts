@@ -1,3 +1,4 @@
+import { LlmPerfError } from '../common/errors.ts'
 import { freePort } from '../launch/free-port.ts'
 import { launchWithFreePort } from '../launch/launch-with-port.ts'
 import type { StartedServer } from '../launch/started-server.ts'
@@ -96,7 +97,8 @@ export class StartedTopology {
   async setFailed(names: readonly string[]): Promise<void> {
     const unknown = names.filter((n) => !this.workers.some((w) => w.name === n))
     if (unknown.length > 0)
-      throw new Error(
+      throw new LlmPerfError(
+        'LLMPERF_TOPOLOGY',
         `Unknown worker ${unknown.join(', ')} in topology ${this.name}; ` +
           `it has ${this.workers.map((w) => w.name).join(', ')}`,
       )

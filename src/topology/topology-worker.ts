@@ -1,3 +1,4 @@
+import { LlmPerfError } from '../common/errors.ts'
 import { type LaunchSpec, launchProcess } from '../launch/launch-process.ts'
 import type { StartedServer } from '../launch/started-server.ts'
 
@@ -27,7 +28,8 @@ export class TopologyWorker {
   /** SIGKILL, as a node failure does it. */
   async fail(): Promise<void> {
     if (this.#failed) return
-    if (this.#server === undefined) throw new Error(`${this.name} was attached, not launched: it cannot be failed`)
+    if (this.#server === undefined)
+      throw new LlmPerfError('LLMPERF_TOPOLOGY', `${this.name} was attached, not launched: it cannot be failed`)
     this.#failed = true
     await this.#server.kill()
   }
