@@ -56,8 +56,16 @@ test('a 4-worker simulated cluster behind its router: every worker and the route
   // the workers' own counters account for every request, and round robin spreads them evenly
   expect(Object.values(sm?.requests_per_worker ?? {}).reduce((a, b) => a + b, 0)).toBe(180)
   expect(Object.values(sm?.requests_per_worker ?? {})).toEqual([45, 45, 45, 45])
-  expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })
-  expect(run).not.toMeetSlo({ peak_num_queue_reqs: { max: 0 } })
+  // gateable: judged when the run is valid; on a machine too busy for six simulator processes (seen with a CPU hog
+  // on two cores: the router 111 ms behind) the gate says so instead, naming the process, never a pass or a fail
+  const invalid = invalidRun(run.summary)
+  if (invalid === undefined) {
+    expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })
+    expect(run).not.toMeetSlo({ peak_num_queue_reqs: { max: 0 } })
+  } else {
+    expect(invalid).toMatch(/^the simulator fell behind .*: (worker-\d|router) \d+ ms/u)
+    expect(() => expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })).toThrow(/Invalid run: the simulator/u)
+  }
 })
 
 test('a server without /metrics gets a note, not a failure, and no value', async () => {
@@ -163,6 +171,15 @@ test("llama.cpp's and vLLM's names map to the same metrics as SGLang's", () => {
   })
 })
 
+/** Resolves once the worker's own counter says it has answered `n` requests. */
+const served = async (workerUrl: string, n: number): Promise<void> => {
+  for (;;) {
+    const text = await (await fetch(`${workerUrl}/metrics`)).text()
+    if (Number(/^sglang:num_requests_total(?:\{[^}]*\})? (\S+)$/mu.exec(text)?.[1]) >= n) return
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
 /** Takes the CPU from a process for a while, as a busy host does: SIGSTOP, then SIGCONT. */
 const freeze = (pid: number, ms: number): Promise<void> => {
   process.kill(pid, 'SIGSTOP')
@@ -192,7 +209,8 @@ test.each([
     outDir: outDir(),
     quiet: true,
   })
-  await new Promise((r) => setTimeout(r, 500))
+  // frozen mid-run, whenever that is on a busy machine: once the worker has answered 10 of the 100 requests
+  await served(cluster.workers[0]?.url as string, 10)
   await freeze(pid as number, 600)
   const { summary } = await run
   const behind = summary.server_metrics?.simulator_fell_behind_s ?? {}
