@@ -51,7 +51,8 @@ async function runFixture(mode: string, signal?: NodeJS.Signals) {
   if (signal !== undefined) {
     let output = ''
     sub.all?.on('data', (c: Buffer) => (output += c.toString()))
-    const ran = await until(() => output.includes('ORPHAN-FIXTURE-RAN'), 60_000)
+    // an event, not a time: a second Vitest starting a topology took over 45 s on two cores beside a busy loop
+    const ran = await until(() => output.includes('ORPHAN-FIXTURE-RAN'), 150_000)
     expect(ran, output).toBe(true)
     expect(marked(marker).length).toBeGreaterThan(3)
     process.kill(sub.pid as number, signal)
@@ -64,13 +65,17 @@ async function runFixture(mode: string, signal?: NodeJS.Signals) {
 test.each([
   ['pass', 0],
   ['fail', 1],
-])('after a %s run, no process of the run remains', async (mode, exitCode) => {
-  const { result, clean, left } = await runFixture(mode)
-  expect(result.exitCode, result.all).toBe(exitCode)
-  // a failing test carries the servers' logs (the default reporter shows annotations of failed tests)
-  if (mode === 'fail') expect(result.all).toMatch(/server log \S+cluster-worker-1\.log/u)
-  expect(clean, `left: ${left.join(', ')}`).toBe(true)
-})
+])(
+  'after a %s run, no process of the run remains',
+  async (mode, exitCode) => {
+    const { result, clean, left } = await runFixture(mode)
+    expect(result.exitCode, result.all).toBe(exitCode)
+    // a failing test carries the servers' logs (the default reporter shows annotations of failed tests)
+    if (mode === 'fail') expect(result.all).toMatch(/server log \S+cluster-worker-1\.log/u)
+    expect(clean, `left: ${left.join(', ')}`).toBe(true)
+  },
+  200_000,
+)
 
 test('a setup that throws half-way stops what it started, and says why', async () => {
   const { result, clean, left } = await runFixture('setup-throws')
@@ -81,7 +86,7 @@ test('a setup that throws half-way stops what it started, and says why', async (
   expect(result.all).toContain("[llm-perf] could not start the perf project's topologies (LLMPERF_SERVER_EXITED)")
   expect(result.all).not.toContain('No test files found')
   expect(clean, `left: ${left.join(', ')}`).toBe(true)
-})
+}, 200_000)
 
 test.each(['SIGINT', 'SIGTERM', 'SIGKILL'] as const)(
   '%s to vitest mid-run leaves no server alive 15 s later',
@@ -89,4 +94,5 @@ test.each(['SIGINT', 'SIGTERM', 'SIGKILL'] as const)(
     const { clean, left } = await runFixture('hang', signal)
     expect(clean, `left: ${left.join(', ')}`).toBe(true)
   },
+  200_000,
 )
