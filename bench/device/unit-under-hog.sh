@@ -5,8 +5,9 @@
 # .device/ holds node.xz (node@24's binary) and node_modules-dev.tar.xz (this tree's node_modules without the
 # linters and type checker). The GPU machine has neither Chromium nor PostgreSQL: those tests skip there.
 set -euo pipefail
-project=${1:?usage: unit-under-hog.sh unit|unit-timing [copies]}
+project=${1:?usage: unit-under-hog.sh unit|unit-timing [copies] [hog|nohog]}
 copies=${2:-5}
+hog=${3:-hog}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w
@@ -22,12 +23,15 @@ for i in $(seq 0 $((copies - 1))); do
   tar cf - --exclude=.device --exclude=.git . | tar xf - -C "$copy"
   (
     cd "$copy"
-    taskset -c "$cores" node -e 'for (;;) {}' &
-    hog=$!
+    busy=
+    if [ "$hog" = hog ]; then
+      taskset -c "$cores" node -e 'for (;;) {}' &
+      busy=$!
+    fi
     start=$(date +%s)
     rc=0
     TMPDIR="$copy/tmp" taskset -c "$cores" node_modules/.bin/vitest run --project "$project" >"$out/$project-$i.log" 2>&1 || rc=$?
-    kill $hog
+    [ -z "$busy" ] || kill "$busy"
     echo "copy $i cores $cores: exit $rc in $(($(date +%s) - start)) s" >>"$out/summary.txt"
   ) &
   pids+=($!)

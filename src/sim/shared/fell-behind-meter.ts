@@ -15,9 +15,11 @@ export class FellBehindMeter {
 
   /**
    * `counts` says whether lateness counts now (a worker's engine measures its own while it steps), `onLate` hears
-   * each addition, `toleranceMs` is the lateness not counted (2 ms; a worker's, its engine's catch-up of 20 ms).
+   * each addition (and when, in performance.now()), `toleranceMs` is the lateness not counted (2 ms; a worker's, its engine's catch-up of 20 ms).
    */
-  constructor(opts: { counts?: () => boolean; onLate?: (seconds: number) => void; toleranceMs?: number } = {}) {
+  constructor(
+    opts: { counts?: () => boolean; onLate?: (seconds: number, atMs: number) => void; toleranceMs?: number } = {},
+  ) {
     const tolerance = opts.toleranceMs ?? TOLERANCE_MS
     let due = performance.now() + TICK_MS
     this.#timer = setInterval(() => {
@@ -26,7 +28,7 @@ export class FellBehindMeter {
       if (late > tolerance && (opts.counts?.() ?? true)) {
         const seconds = (late - tolerance) / 1000
         this.#behindS += seconds
-        opts.onLate?.(seconds)
+        opts.onLate?.(seconds, now)
       }
       due = now + TICK_MS
     }, TICK_MS)

@@ -98,7 +98,15 @@ export class SimEngine {
   }
 
   #startStep(): void {
-    if (!this.#busy) this.#virtualEndMs = performance.now()
+    // the timeline says when this step was due: later than the catch-up allowance is time lost to a busy CPU, counted
+    // here whether or not a step follows (a freeze across the last step's end, the engine idle after it, counted
+    // nowhere: the process meter's tick that saw it came while the engine was still busy)
+    const dueMs = performance.now()
+    if (!this.#busy) this.#virtualEndMs = dueMs
+    else if (dueMs - MAX_CATCH_UP_MS > this.#virtualEndMs) {
+      this.#metrics?.fellBehind(this.#virtualEndMs + MAX_CATCH_UP_MS, dueMs)
+      this.#virtualEndMs = dueMs - MAX_CATCH_UP_MS
+    }
     this.#dropAborted()
     this.#admit()
     // mixed (llama.cpp): the decoding requests' tokens and the prompt tokens that fit beside them, in one batch
@@ -109,6 +117,8 @@ export class SimEngine {
     if (prefill.length === 0 && decode.length === 0) {
       const stalled = this.#running.some((r) => r.stalledUntilMs > performance.now())
       this.#busy = stalled
+      // a stall is time the fault asked for, not time lost
+      if (stalled) this.#virtualEndMs = dueMs
       if (stalled) setTimeout(() => this.#startStep(), 1)
       return
     }
@@ -122,8 +132,6 @@ export class SimEngine {
       }
     }
     const durationMs = this.#stepMs(prefill, decode) / this.#cfg.speed
-    const lostMs = nowMs - MAX_CATCH_UP_MS - this.#virtualEndMs
-    if (lostMs > 0) this.#metrics?.fellBehind(lostMs / 1000)
     const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
     this.#virtualEndMs = virtualStart + durationMs
     // a timer waits a whole millisecond at least: a step the timeline says is already due (the timeline is behind,

@@ -95,9 +95,17 @@ export class WorkerMetrics {
     Object.assign(this.#queued, { collect: read((q) => q.queued) })
     Object.assign(this.#tokenUsage, { collect: read((q) => q.tokenUsage) })
   }
-  fellBehind(s: number): void {
-    this.#fellBehind.inc(s)
+  /**
+   * Wall time from `fromMs` to `toMs` (performance.now()) was lost to a busy CPU. The engine's timeline and the
+   * process's timer both see a freeze that spans a step's end; the part of an interval already counted is not
+   * counted again.
+   */
+  fellBehind(fromMs: number, toMs: number): void {
+    const from = Math.max(fromMs, this.#lostUntilMs)
+    if (toMs > from) this.#fellBehind.inc((toMs - from) / 1000)
+    this.#lostUntilMs = Math.max(this.#lostUntilMs, toMs)
   }
+  #lostUntilMs = 0
 
   observeQueueTime(s: number): void {
     this.#queueTime.observe(this.#labels, s)

@@ -63,7 +63,7 @@ export class WorkerState {
     if (metrics !== undefined)
       new FellBehindMeter({
         counts: () => !engine.busy,
-        onLate: (s) => metrics.fellBehind(s),
+        onLate: (s, atMs) => metrics.fellBehind(atMs - s * 1000, atMs),
         toleranceMs: MAX_CATCH_UP_MS,
       })
     this.metrics?.readQueueFrom(() => ({
