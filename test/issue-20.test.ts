@@ -354,7 +354,7 @@ describe('merge never destroys and never accepts less than a whole run', () => {
   let root = ''
   beforeAll(async () => {
     root = outDir()
-    const worker = await startSimWorker([], 'merge')
+    const worker = await startSimWorker(['--enable-metrics'], 'merge')
     try {
       const startAt = Date.now() + 1500
       shards = await Promise.all(
@@ -382,6 +382,10 @@ describe('merge never destroys and never accepts less than a whole run', () => {
     expect(shards.map((d) => readFileSync(join(d, 'requests.csv'), 'utf8'))).toEqual(before)
     const merged = await mergeRuns(shards, join(root, 'merged'))
     expect(merged.requests).toBe(20)
+    // the merged report draws the servers' series as each shard's does (it had none before run-files.ts)
+    const series = (dir: string) => /"serverGauges":\{"t":\[/u.test(readFileSync(join(dir, 'report.html'), 'utf8'))
+    expect(series(shards[0] as string)).toBe(true)
+    expect(series(join(root, 'merged'))).toBe(true)
     expect(readdirSync(root).filter((f) => f.includes('merging'))).toEqual([])
   })
 

@@ -1,10 +1,8 @@
-import { existsSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
-import { htmlReport } from '../report/html-report.ts'
-import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
+import { runReport } from '../report/run-files.ts'
 
 export const REPORT_HELP = `vitest-llm-perf report DIR [--out FILE]
 
@@ -26,11 +24,8 @@ export async function reportCommand(argv: string[]): Promise<number> {
   if (problems.length > 0) throw new InvalidOptionError('report command line', problems)
   const dir = resolve(dirs[0] as string)
   const run = await readRunFolder(dir, 'report on')
-  const metrics = join(dir, 'server-metrics.csv')
-  const series = existsSync(metrics) ? readMetricsSeries(metrics) : undefined
   const path = resolve(out ?? join(dir, 'report.html'))
-  const title = run.summary.name ?? `${run.table.length} requests`
-  writeArtifact(path, htmlReport(title, run.table, run.summary, series))
+  writeArtifact(path, runReport(run.table, run.summary, dir))
   process.stdout.write(`report: ${path}\n`)
   return 0
 }

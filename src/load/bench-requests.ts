@@ -5,7 +5,7 @@ import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
-import { addSecrets, redact, redactDeep, redactError, secretHeaders, unmaskable } from '../common/redact.ts'
+import { addSecrets, redact, redactError, secretHeaders, unmaskable } from '../common/redact.ts'
 import { type BenchOptions, type ValidatedOptions, validateBenchOptions } from '../executors/bench-options-schema.ts'
 import { datasetInputs } from '../executors/dataset-inputs.ts'
 import type { LoadPlan } from '../executors/executor.ts'
@@ -16,7 +16,7 @@ import { recordRun } from '../history/open-history.ts'
 import { urlPassword } from '../history/postgres-history.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
-import { htmlReport } from '../report/html-report.ts'
+import { runFileTexts } from '../report/run-files.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
@@ -272,22 +272,14 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     const json = runFile(outDir, 'summary.json')
     const html = runFile(outDir, 'report.html')
     const failure = writeClosingFiles(
-      [
-        { path: json, text: () => `${JSON.stringify(redactDeep(summary), null, 2)}\n` },
-        {
-          path: html,
-          text: () =>
-            htmlReport(
-              opts.name ??
-                `${dataset.length} requests at ${Number.isFinite(plan.targetRate) ? plan.targetRate.toFixed(2).replace(/\.?0+$/u, '') : '∞'} req/s`,
-              table,
-              summary,
-              sampled === undefined || sampled.gpuRows.length === 0
-                ? sampled?.series
-                : seriesFromRows([...rowsOf(sampled.series), ...sampled.gpuRows]),
-            ),
-        },
-      ],
+      runFileTexts(
+        outDir,
+        table,
+        summary,
+        sampled === undefined || sampled.gpuRows.length === 0
+          ? sampled?.series
+          : seriesFromRows([...rowsOf(sampled.series), ...sampled.gpuRows]),
+      ),
       [csv.failure, sampled?.writeFailure],
     )
     const run = benchRun(table, summary, {

@@ -2,10 +2,9 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { ensureDir, removeStale, writeArtifact } from '../common/artifact-file.ts'
 import { LlmPerfError } from '../common/errors.ts'
-import { redactDeep } from '../common/redact.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
-import { htmlReport } from '../report/html-report.ts'
+import { runFileTexts } from '../report/run-files.ts'
 import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchSummary, benchRun } from '../summarise/bench-run.ts'
@@ -160,11 +159,10 @@ function writeMerged(shards: Shard[], out: string): BenchSummary {
     const gp = goodput(benchRun(table, summary, { csv: csv.path, json: '' }), normalizeSpec(options.slo))
     summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: options.slo as Record<string, unknown> }
   }
-  writeArtifact(join(out, 'summary.json'), `${JSON.stringify(redactDeep(summary), null, 2)}\n`)
   const metrics = join(first.dir, 'server-metrics.csv')
   if (existsSync(metrics)) writeArtifact(join(out, 'server-metrics.csv'), readFileSync(metrics, 'utf8'))
-  const title = `${summary.name ?? `${table.length} requests`} (${shards.length} shards merged)`
-  writeArtifact(join(out, 'report.html'), htmlReport(title, table, summary))
+  // the report after the copy: it draws the servers' series from the merged folder's server-metrics.csv
+  for (const f of runFileTexts(out, table, summary)) writeArtifact(f.path, f.text())
   return summary
 }
 

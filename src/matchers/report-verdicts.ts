@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs'
+import { dirname } from 'node:path'
 import { writeArtifact } from '../common/artifact-file.ts'
-import { redactDeep } from '../common/redact.ts'
-import { htmlReport } from '../report/html-report.ts'
-import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
+import { runReport, summaryJson } from '../report/run-files.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 
 /**
@@ -17,14 +16,9 @@ export function reportVerdicts(run: BenchRun, verdicts: readonly string[], testN
   // a run whose folder is gone (or one made in memory) keeps its verdicts in the message and the table only
   if (!existsSync(run.files.json)) return
   try {
-    writeArtifact(run.files.json, `${JSON.stringify(redactDeep(summary), null, 2)}\n`)
+    writeArtifact(run.files.json, summaryJson(summary))
     if (run.files.html === undefined) return
-    const series =
-      run.files.serverMetrics !== undefined && existsSync(run.files.serverMetrics)
-        ? readMetricsSeries(run.files.serverMetrics)
-        : undefined
-    const title = summary.name ?? `${summary.requests} requests at ${summary.target_rate ?? '∞'} req/s`
-    writeArtifact(run.files.html, htmlReport(title, run.table, summary, series))
+    writeArtifact(run.files.html, runReport(run.table, summary, dirname(run.files.json)))
   } catch {
     // the run's files stay as they were written
   }
