@@ -65,7 +65,10 @@ test("run with bench_serving's flag names: the options it meant, the table, exit
     dataset: { kind: 'random', inputLen: 64, outputLen: 8, rangeRatio: 0.5 },
   })
   // the verdicts reach the run's own files, the report's top included
-  expect(summary.verdicts).toEqual(["✓ ttft 'p(99)<5000'", "✓ success_rate 'rate>=0.99'"])
+  expect(summary.verdicts).toEqual([
+    { status: 'pass', label: "ttft 'p(99)<5000'" },
+    { status: 'pass', label: "success_rate 'rate>=0.99'" },
+  ])
   expect(readFileSync(join(dir, 'report.html'), 'utf8')).toContain('<p id="verdicts" class="passed"><b>SLO met</b>')
   const missed = await cli([
     'run',

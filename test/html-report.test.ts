@@ -165,7 +165,11 @@ test.skipIf(!existsSync(CHROMIUM))(
     expect(run).toMeetSlo({ ttft: { p99: 5000 }, success_rate: { min: 0.99 } }, anyPace)
     expect(() => expect(run).toMeetSlo({ ttft: { p50: 0.001 } }, anyPace)).toThrow()
     const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
-    expect(summary.verdicts).toEqual(['✓ ttft p99', '✓ success_rate', '✗ ttft p50'])
+    expect(summary.verdicts).toEqual([
+      { status: 'pass', label: 'ttft p99' },
+      { status: 'pass', label: 'success_rate' },
+      { status: 'fail', label: 'ttft p50' },
+    ])
     await inReport(run.files.html as string, '.uplot', async (page) => {
       expect(await page.locator('h1').textContent()).toContain('judged run’s report.html says the test')
       const top = (await page.locator('#verdicts').textContent()) ?? ''

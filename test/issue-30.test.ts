@@ -170,9 +170,9 @@ test('sweep --slo judges every point and names the largest that met it', async (
   expect(r.stdout).toContain('✓ largest point that met the SLO: 1')
   expect(r.stdout).toContain("SLO: ✗ ttft 'p(50)<40'")
   expect(r.stdout).toContain("SLO: ✓ ttft 'p(50)<40'")
-  expect(sweep.points.map((p: { slo: { verdicts: string[] } }) => p.slo.verdicts)).toEqual([
-    ["✓ ttft 'p(50)<40'"],
-    ["✗ ttft 'p(50)<40'"],
+  expect(sweep.points.map((p: { slo: { verdicts: unknown[] } }) => p.slo.verdicts)).toEqual([
+    [{ status: 'pass', label: "ttft 'p(50)<40'" }],
+    [{ status: 'fail', label: "ttft 'p(50)<40'" }],
   ])
   expect(r.exitCode, r.all).toBe(0)
   const none = await cli([
@@ -299,6 +299,6 @@ test('goodput whose limit names a field the server never reported is unknown, no
   const summary = summaryOf(dir)
   expect(summary.goodput).toBeNull()
   expect(summary.warnings).toContain('goodput cannot be judged: no successful request reported pure_queue_time')
-  expect(r.stdout).toMatch(/unjudgeable goodput/u)
+  expect(r.stdout).toMatch(/unjudgeable \(goodput/u)
   expect(r.stdout).not.toMatch(/goodput.*0\.0000/u)
 }, 60_000)

@@ -259,7 +259,7 @@ test('a freeze across a request’s last step is counted once: neither lost when
       }),
     })
     let frozen = false
-    for await (const _ of res.body as AsyncIterable<Uint8Array>) {
+    for await (const _ of res.body as unknown as AsyncIterable<Uint8Array>) {
       if (frozen) continue
       frozen = true
       await freeze(worker?.pid as number, 600)

@@ -1,6 +1,7 @@
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import type { Verdict as SloVerdict } from '../summarise/verdict.ts'
 import type { ResolvedSearch } from './capacity-options.ts'
 import type { ObjectiveVerdict, Verdict } from './step-verdict.ts'
 
@@ -123,7 +124,7 @@ export interface SweepPoint {
    * With an `slo`: whether this point met it (null when it could not be judged: too few samples, not reported, an
    * invalid run), and each objective's verdict as `✓ ttft 'p(99)<500'`.
    */
-  slo: { met: boolean | null; verdicts: string[] } | null
+  slo: { met: boolean | null; verdicts: SloVerdict[] } | null
   dir: string
 }
 

@@ -1,5 +1,6 @@
 import { type ChartSeries, chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
 import { normalizeSpec, type Objective, type SloSpec } from '../slo/slo-spec.ts'
+import { verdictText } from '../summarise/verdict.ts'
 import type { Percentiles, SweepPoint, SweepResult } from './results.ts'
 
 /** The columns each latency chart draws, by the SLO fields that limit them. */
@@ -187,7 +188,14 @@ function interpretation(r: SweepResult, objectives: readonly Objective[], firstB
     parts.push(
       r.largestPassing === null
         ? 'No point met the SLO.'
-        : `The SLO held up to ${r.largestPassing}${unit}${failing === undefined ? ', the largest point swept' : `; at ${failing.offered}${unit} it did not (${(failing.slo?.verdicts ?? []).filter((v) => v.startsWith('✗')).join(', ')})`}.`,
+        : `The SLO held up to ${r.largestPassing}${unit}${
+            failing === undefined
+              ? ', the largest point swept'
+              : `; at ${failing.offered}${unit} it did not (${(failing.slo?.verdicts ?? [])
+                  .filter((v) => v.status === 'fail')
+                  .map(verdictText)
+                  .join(', ')})`
+          }.`,
     )
   }
   if (r.points[0]?.mode === 'rate')

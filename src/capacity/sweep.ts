@@ -6,10 +6,11 @@ import { redactDeep } from '../common/redact.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
-import { evaluateSlo, invalidRun, noSuccess, verdictLine } from '../slo/evaluate-slo.ts'
+import { evaluateSlo, invalidRun, noSuccess, objectiveVerdict } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
+import { verdict } from '../summarise/verdict.ts'
 import type { BenchFn, Percentiles, SweepPoint, SweepPoints, SweepResult } from './results.ts'
 import { backlogGrowth, fellBehind } from './step-verdict.ts'
 import { sweepHtml } from './sweep-html.ts'
@@ -59,12 +60,12 @@ export function sweepPoint(
 /** A point against the SLO: met only when every objective passed; unjudgeable (null) is not "not met". */
 function judgePoint(run: BenchRun, slo: SloSpec): NonNullable<SweepPoint['slo']> {
   const e = evaluateSlo(run, slo)
-  const verdicts = e.results.map(verdictLine)
+  const verdicts = e.results.map(objectiveVerdict)
   const dead = noSuccess(run)
-  if (dead !== undefined) return { met: false, verdicts: ['✗ no successful request', ...verdicts] }
+  if (dead !== undefined) return { met: false, verdicts: [verdict('fail', 'no successful request'), ...verdicts] }
   if (e.results.some((r) => r.status === 'fail')) return { met: false, verdicts }
   if (e.invalid !== undefined || e.results.some((r) => r.status !== 'pass'))
-    return { met: null, verdicts: e.invalid === undefined ? verdicts : [`invalid (${e.invalid})`, ...verdicts] }
+    return { met: null, verdicts: e.invalid === undefined ? verdicts : [verdict('invalid', e.invalid), ...verdicts] }
   return { met: true, verdicts }
 }
 

@@ -10,9 +10,10 @@ import { formatProgress } from '../options/progress-snapshot.ts'
 import { CI_COLUMNS, TABLE_TITLE, textTable } from '../plugin/perf-reporter.ts'
 import { progressPrinter } from '../plugin/progress-printer.ts'
 import { compactSummary } from '../plugin/task-meta.ts'
-import { evaluateSlo, invalidRun, noSuccess, verdictLine } from '../slo/evaluate-slo.ts'
+import { evaluateSlo, invalidRun, noSuccess, objectiveVerdict } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import { anyNotPassed, type Verdict, verdict } from '../summarise/verdict.ts'
 import { INTERRUPTED_EXIT, interruptSignal } from './interrupt.ts'
 import { parseRunFlags, type RunFlagValues, runOptionsFrom } from './run-flags.ts'
 
@@ -99,12 +100,12 @@ const out = (text: string): void => {
   process.stdout.write(`${redact(text)}\n`)
 }
 
-function table(runs: readonly BenchRun[], verdicts: string[][] = []): string {
+function table(runs: readonly BenchRun[], verdicts: Verdict[][] = []): string {
   const rows = runs.map((run, i) => {
     const invalid = invalidRun(run.summary)
     return {
       test: run.summary.name ?? 'run',
-      state: (verdicts[i] ?? []).some((v) => !v.startsWith('✓')) ? 'failed' : 'passed',
+      state: anyNotPassed(verdicts[i] ?? []) ? 'failed' : 'passed',
       run: { ...compactSummary(run), slo: verdicts[i] ?? [], ...(invalid === undefined ? {} : { invalid }) },
     }
   })
@@ -155,12 +156,12 @@ async function runOnce(
   const run = await benchRequests({ url }, { ...options, quiet: true, onProgress: progress(values) })
   const slo = options.slo as SloSpec | undefined
   let code = 0
-  let verdicts: string[] = []
+  let verdicts: Verdict[] = []
   let detail = ''
   if (slo !== undefined) {
     const evaluation = evaluateSlo(run, slo)
     // an objective that could not be judged is said as such, not as a miss
-    verdicts = evaluation.results.map(verdictLine)
+    verdicts = evaluation.results.map(objectiveVerdict)
     const unjudged =
       evaluation.invalid ??
       evaluation.results.find((r) => r.status === 'too_few_samples' || r.status === 'not_reported')?.reason
@@ -172,13 +173,17 @@ async function runOnce(
           ? `SLO not met:\n${formatEvaluation(run, evaluation)}`
           : 'SLO met'
     // report.html was written before the SLO was judged: it says the verdicts at its top as a test's does
-    reportVerdicts(run, evaluation.invalid === undefined ? verdicts : [`invalid (${evaluation.invalid})`], undefined)
+    reportVerdicts(
+      run,
+      evaluation.invalid === undefined ? verdicts : [verdict('invalid', evaluation.invalid)],
+      undefined,
+    )
   }
   // no success, no pass: with or without --slo, a run that got no answer says why and fails
   const dead = noSuccess(run)
   if (dead !== undefined) {
     code = 1
-    verdicts = ['✗ no successful request', ...verdicts]
+    verdicts = [verdict('fail', 'no successful request'), ...verdicts]
     detail = detail === '' ? dead : `${dead}\n${detail}`
     reportVerdicts(run, verdicts, undefined)
   }

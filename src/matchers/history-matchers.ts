@@ -15,6 +15,7 @@ import { openHistory } from '../history/open-history.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { RecordTable } from '../record/record-table.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import { type Verdict, verdict } from '../summarise/verdict.ts'
 import { reportVerdicts } from './report-verdicts.ts'
 
 export interface NotRegressOptions {
@@ -67,7 +68,7 @@ function judge(
 ): SyncMatcherResult {
   const summary = run.summary
   const lines: string[] = []
-  const verdicts: string[] = []
+  const verdicts: Verdict[] = []
   let failed = false
   {
     const fingerprint = workloadFingerprint(summary.options)
@@ -88,14 +89,14 @@ function judge(
         values[i] === undefined ? [] : [{ dir: r.dir, value: values[i] as number }],
       )
       if (now === undefined) {
-        verdicts.push(`! ${metric} not reported`)
+        verdicts.push(verdict('unjudgeable', `${metric} not reported`))
         lines.push(`  ! ${metric}: this run does not report it`)
         failed = true
         continue
       }
       series.push({ dir: run.files?.json?.replace(/\/summary\.json$/u, '') ?? 'this run', value: now })
       if (series.length < MIN_RUNS) {
-        verdicts.push(`· ${metric} (not enough history)`)
+        verdicts.push(verdict('note', `${metric} (not enough history)`))
         lines.push(`  · ${metric}: not enough history (${series.length} runs of this workload, ${MIN_RUNS} needed)`)
         continue
       }
@@ -103,7 +104,7 @@ function judge(
       const worse =
         newest !== undefined && (higherIsWorse(metric) ? newest.after > newest.before : newest.after < newest.before)
       if (newest === undefined || !worse) {
-        verdicts.push(`✓ ${metric} no regression`)
+        verdicts.push(verdict('pass', `${metric} no regression`))
         lines.push(
           `  ✓ ${metric}: ${newest === undefined ? 'no change' : `improved at run ${newest.index + 1}`} over ${series.length} runs`,
         )
@@ -114,7 +115,7 @@ function judge(
       const after = series.slice(newest.index).map((s) => s.value)
       const [lo, hi] = meanDifferenceInterval(before, after)
       const pct = (v: number): string => `${v >= 0 ? '+' : ''}${((v / newest.before) * 100).toFixed(1)} %`
-      verdicts.push(`✗ ${metric} regressed`)
+      verdicts.push(verdict('fail', `${metric} regressed`))
       lines.push(
         `  ✗ ${metric} regressed at run ${newest.index + 1} of ${series.length} (${series[newest.index]?.dir}): ` +
           `${newest.before.toFixed(3)} → ${newest.after.toFixed(3)} (${pct(newest.after - newest.before)}, 95 % ` +

@@ -135,10 +135,13 @@ test('misuse is a TypeError naming what was expected', () => {
 })
 
 test('an objective that cannot be judged is said so in the end-of-run table, not left as —', () => {
-  const row = { csv: hundred.files.csv, slo: [] as string[] }
+  const row = { csv: hundred.files.csv, slo: [] as unknown[] }
   const state = { isNot: false, utils: { matcherHint: () => 'hint' }, task: { meta: { llmPerf: [row] } } }
   expect(() =>
     matchers.toMeetSlo.call(state as never, hundred, { ttft: { p999: 100 }, success_rate: { min: 0.99 } }),
   ).toThrow(/SLO cannot be judged/u)
-  expect(row.slo).toEqual(['unjudgeable (ttft p999: 100 samples)', '✓ success_rate'])
+  expect(row.slo).toEqual([
+    { status: 'unjudgeable', label: 'ttft p999: 100 samples' },
+    { status: 'pass', label: 'success_rate' },
+  ])
 })

@@ -5,10 +5,10 @@ import { SloUnjudgeableError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { compareToBaseline } from '../slo/baseline.ts'
-import { evaluateSlo, type SloOptions } from '../slo/evaluate-slo.ts'
+import { evaluateSlo, objectiveVerdict, type SloOptions } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
-import { objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import { type Verdict, verdict } from '../summarise/verdict.ts'
 import { toSustain } from './capacity-matchers.ts'
 import { formatEvaluation } from './format-slo.ts'
 import { toNotRegress } from './history-matchers.ts'
@@ -25,8 +25,9 @@ function assertRun(received: unknown, matcher: string): asserts received is Benc
 }
 
 /** Puts the verdicts next to this run's row in task.meta, for the end-of-run table. */
-function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: string[]): void {
-  const rows = (state.task as { meta?: { llmPerf?: Array<{ csv: string; slo: string[] }> } } | undefined)?.meta?.llmPerf
+function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: Verdict[]): void {
+  const rows = (state.task as { meta?: { llmPerf?: Array<{ csv: string; slo: Verdict[] }> } } | undefined)?.meta
+    ?.llmPerf
   const row = rows?.find((r) => r.csv === run.files.csv)
   if (row !== undefined) row.slo.push(...verdicts)
   reportVerdicts(run, verdicts, state.currentTestName)
@@ -45,13 +46,13 @@ function judge(
     evaluation = evaluateSlo(run, spec, options)
   } catch (err) {
     // a spec that cannot be read is the test's error, not the server's verdict: the table says so
-    recordVerdicts(this, run, ['error'])
+    recordVerdicts(this, run, [verdict('unjudgeable', 'the SLO spec could not be read')])
     throw err
   }
   const hint = this.utils.matcherHint(`.${matcher}`, 'run', 'slo', { isNot: this.isNot })
   const body = formatEvaluation(run, evaluation)
   if (evaluation.invalid !== undefined) {
-    reportVerdicts(run, [`invalid (${evaluation.invalid})`], this.currentTestName)
+    reportVerdicts(run, [verdict('invalid', evaluation.invalid)], this.currentTestName)
     throw new SloUnjudgeableError(
       `${hint}\n\nInvalid run: ${evaluation.invalid}. It says nothing about the server; lower the ` +
         `rate, cap maxInFlight, or raise the limit.\n\n${body}`,
@@ -59,17 +60,7 @@ function judge(
   }
   if (evaluation.results.some((r) => r.status === 'too_few_samples' || r.status === 'not_reported')) {
     // the table says which objective could not be judged and why, not '—' as if none was asked
-    recordVerdicts(
-      this,
-      run,
-      evaluation.results.map((r) =>
-        r.status === 'pass'
-          ? `✓ ${objectiveLabel(r.objective)}`
-          : r.status === 'fail'
-            ? `✗ ${objectiveLabel(r.objective)}`
-            : `unjudgeable (${objectiveLabel(r.objective)}: ${r.status === 'too_few_samples' ? `${r.samples} samples` : 'not reported'})`,
-      ),
-    )
+    recordVerdicts(this, run, evaluation.results.map(objectiveVerdict))
     throw new SloUnjudgeableError(`${hint}\n\nSLO cannot be judged: ${body}`)
   }
   const regression =
@@ -90,11 +81,11 @@ function judge(
   const regressed = (regression?.results ?? []).filter((r) => !r.pass)
   const pass = evaluation.results.every((r) => r.status === 'pass') && regressed.length === 0
   recordVerdicts(this, run, [
-    ...evaluation.results.map((r) => `${r.status === 'pass' ? '✓' : '✗'} ${objectiveLabel(r.objective)}`),
+    ...evaluation.results.map(objectiveVerdict),
     ...(written
-      ? ['✓ baseline written']
-      : (regression?.results ?? []).map(
-          (r) => `${r.pass ? '✓' : '✗'} ${r.key} vs baseline (${signedPct(r.observed, r.baseline)})`,
+      ? [verdict('pass', 'baseline written')]
+      : (regression?.results ?? []).map((r) =>
+          verdict(r.pass ? 'pass' : 'fail', `${r.key} vs baseline (${signedPct(r.observed, r.baseline)})`),
         )),
   ])
   return {

@@ -1,5 +1,6 @@
 // Named for what it checks, not for its module: `npx vitest perf` selects every file whose path contains "perf".
 import { expect, test } from 'vitest'
+import { verdict } from '../summarise/verdict.ts'
 import { reportPaths, rowCells, type TableRow, textTable } from './perf-reporter.ts'
 import type { CompactSummary } from './task-meta.ts'
 
@@ -24,13 +25,17 @@ const sloCell = (row: TableRow): string => rowCells(row).at(-1) as string
 test.each([
   ['no SLO, passed', { test: 't', state: 'passed', run: run() }, '—'],
   ['no SLO, its own assertions failed', { test: 't', state: 'failed', run: run() }, '—'],
-  ['SLO held', { test: 't', state: 'passed', run: run({ slo: ['✓ ttft p99'] }) }, '✓ ttft p99'],
+  ['SLO held', { test: 't', state: 'passed', run: run({ slo: [verdict('pass', 'ttft p99')] }) }, '✓ ttft p99'],
   [
     'SLO missed',
-    { test: 't', state: 'failed', run: run({ slo: ['✗ ttft p99', '✓ success_rate'] }) },
+    { test: 't', state: 'failed', run: run({ slo: [verdict('fail', 'ttft p99'), verdict('pass', 'success_rate')] }) },
     '✗ ttft p99 ✓ success_rate',
   ],
-  ['a spec with a typo', { test: 't', state: 'failed', run: run({ slo: ['error'] }) }, 'error'],
+  [
+    'a spec with a typo',
+    { test: 't', state: 'failed', run: run({ slo: [verdict('unjudgeable', 'the SLO spec could not be read')] }) },
+    'unjudgeable (the SLO spec could not be read)',
+  ],
   [
     'an invalid run',
     {
@@ -55,7 +60,13 @@ test('on a 100-column terminal no line of the table is longer than 100 character
     'max_running_requests sweep: throughput rises with the batch limit until it saturates, per-token latency with it'
   const rows: TableRow[] = [
     { test: long, state: 'passed', run: run({ name: 'max_running_requests=512' }) },
-    { test: 'node', state: 'failed', run: run({ slo: ['✗ ttft p99', '✓ pure_queue_time p99', '✓ success_rate'] }) },
+    {
+      test: 'node',
+      state: 'failed',
+      run: run({
+        slo: [verdict('fail', 'ttft p99'), verdict('pass', 'pure_queue_time p99'), verdict('pass', 'success_rate')],
+      }),
+    },
   ]
   const lines = textTable(rows, 100).split('\n')
   for (const l of lines) expect([...l].length, l).toBeLessThanOrEqual(100)

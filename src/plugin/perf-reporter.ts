@@ -3,6 +3,7 @@ import { join, resolve } from 'node:path'
 import type { Reporter, TestModule, Vitest } from 'vitest/node'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { redact } from '../common/redact.ts'
+import { verdictText } from '../summarise/verdict.ts'
 import type { CompactSummary } from './task-meta.ts'
 
 export interface TableRow {
@@ -37,7 +38,8 @@ const COLUMNS = [
 export function rowCells(r: TableRow): string[] {
   const s = r.run
   // no objective judged this run: '—', whatever the test's own assertions did (the mark before its name says)
-  const slo = s.invalid !== undefined ? `invalid (${s.invalid})` : s.slo.length === 0 ? '—' : s.slo.join(' ')
+  const slo =
+    s.invalid !== undefined ? `invalid (${s.invalid})` : s.slo.length === 0 ? '—' : s.slo.map(verdictText).join(' ')
   return [
     `${MARK[r.state] ?? '·'} ${r.test}${s.name === undefined || s.name === r.test ? '' : ` [${s.name}]`}${lengthsNote(s)}`,
     s.rate_label ?? (s.target_rate === null ? 'inf' : String(s.target_rate)),

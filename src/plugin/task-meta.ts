@@ -1,4 +1,5 @@
 import type { BenchRun } from '../summarise/bench-run.ts'
+import type { Verdict } from '../summarise/verdict.ts'
 
 /** One bench run as the end-of-run table shows it (ms, req/s, tok/s). */
 export interface CompactSummary {
@@ -31,8 +32,8 @@ export interface CompactSummary {
   rate_label?: string
   /** A shard that began after its startAt, by this many ms. */
   late_start_ms?: number
-  /** Each objective a matcher judged for this run, as `✓ ttft p99` / `✗ ttft p99`. */
-  slo: string[]
+  /** Each objective a matcher judged for this run. */
+  slo: Verdict[]
 }
 
 export interface PerfTaskMeta {

@@ -4,9 +4,10 @@ import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
+import { anyNotPassed, verdictText } from '../summarise/verdict.ts'
 import { workerAt } from '../summarise/worker-at.ts'
 import { reportData, TIMELINE_REQUESTS, workerLabel } from './report-data.ts'
-import { REPORT_SCRIPT } from './report-script.ts'
+import { reportPage } from './report-page.ts'
 
 const require = createRequire(import.meta.url)
 /** uPlot draws the line and bar charts; inlined so the report opens offline as one file. */
@@ -45,13 +46,13 @@ function hostsTable(s: BenchSummary): string {
 /** The verdicts the test's matchers gave, at the top: what a reader opening a failed run looks for first. */
 function verdicts(s: BenchSummary): string {
   if (s.verdicts === undefined || s.verdicts.length === 0) return ''
-  const failed = s.verdicts.some((v) => v.startsWith('✗') || v.startsWith('invalid') || v.startsWith('unjudgeable'))
+  const failed = anyNotPassed(s.verdicts)
   const goodput =
     s.goodput === null
       ? ''
       : ` · goodput ${(s.goodput.fraction * 100).toFixed(1)} % (${s.goodput.per_second.toFixed(2)} req/s)`
   return `<p id="verdicts" class="${failed ? 'failed' : 'passed'}"><b>${failed ? 'SLO not met' : 'SLO met'}</b>${goodput}: ${s.verdicts
-    .map(esc)
+    .map((v) => esc(verdictText(v)))
     .join(' · ')}</p>`
 }
 
@@ -187,7 +188,7 @@ ${summary.server_metrics?.gpus === null || summary.server_metrics?.gpus === unde
 (numpy's default).</p>
 <script id="data" type="application/json">${data}</script>
 <script>${UPLOT_JS}</script>
-<script>${REPORT_SCRIPT}</script>
+<script>(${String(reportPage)})(JSON.parse(document.getElementById('data').textContent), uPlot)</script>
 </body></html>
 `
 }

@@ -3,6 +3,7 @@ import { InvalidThresholdError } from '../common/errors.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchRun, BenchSummary } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
+import { type Verdict, verdict } from '../summarise/verdict.ts'
 import {
   normalizeSpec,
   type Objective,
@@ -135,9 +136,11 @@ export function perRequestLimits(objectives: readonly Objective[]): Map<string, 
 }
 
 /** Goodput (DistServe, vLLM): the fraction of all requests that succeeded and met every per-request limit. */
-/** An objective's verdict as the table, summary.json and sweep.json say it: `✓ ttft 'p(99)<500'`, or unjudgeable. */
-export function verdictLine(r: ObjectiveResult): string {
-  return `${r.status === 'pass' ? '✓' : r.status === 'fail' ? '✗' : 'unjudgeable'} ${objectiveLabel(r.objective)}`
+/** An objective's verdict as the table, summary.json and sweep.json give it; unjudgeable says why. */
+export function objectiveVerdict(r: ObjectiveResult): Verdict {
+  const label = objectiveLabel(r.objective)
+  if (r.status === 'pass' || r.status === 'fail') return verdict(r.status, label)
+  return verdict('unjudgeable', `${label}: ${r.status === 'too_few_samples' ? `${r.samples} samples` : 'not reported'}`)
 }
 
 /**

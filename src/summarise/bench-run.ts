@@ -4,6 +4,7 @@ import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summ
 import type { TraceSummary } from '../traffic/trace-cache-check.ts'
 import type { ConversationSummary } from './conversation-summary.ts'
 import type { RunSummary } from './run-summary.ts'
+import type { Verdict } from './verdict.ts'
 
 /** What summary.json holds besides the figures: enough to reproduce and to trust the run. */
 export interface RunContext {
@@ -55,7 +56,7 @@ export interface RunContext {
   trace?: TraceSummary | null
   /** The test that judged the run, and each verdict its matchers gave (`✓ ttft p99`, `✗ ttft.p99 vs baseline …`). */
   test?: string
-  verdicts?: string[]
+  verdicts?: Verdict[]
   /** What happened to the topology during the run (a failure schedule's steps), seconds on the run's axis. */
   events?: Array<{ t_s: number; what: string }>
   /** A multi-turn run (dataset kind 'conversations'): TTFT and cache hit rate by turn, the hit rate over time. */
