@@ -81,7 +81,11 @@ describe('secrets are masked where bytes are written', () => {
           // matcher messages, which list the worst requests and their hosts, are masked too
           let message = ''
           try {
-            expect(run).toMeetSlo({ total_latency: { max: 0.000001 } })
+            // judged at any pace: on a busy machine the run is invalid, and the message would not be the one checked
+            expect(run).toMeetSlo(
+              { total_latency: { max: 0.000001 } },
+              { maxDispatchLagMs: 10_000, maxEventLoopDelayMs: 10_000, maxReceiveBusy: 1 },
+            )
           } catch (err) {
             message = (err as Error).message
           }
@@ -287,7 +291,8 @@ describe('bad input is refused, with one clear error', () => {
         { url: worker.url },
         { ...small, outDir: outDir(), shard: { count: 1, index: 0 }, startAt: Date.now() - 3000 },
       )
-      expect(run.summary.warnings.join('\n')).toMatch(/this shard started 3\.\d\d s after startAt/u)
+      // 3 s and whatever the run took to begin (4.04 s on two cores beside a busy loop)
+      expect(run.summary.warnings.join('\n')).toMatch(/this shard started [3-9]\.\d\d s after startAt/u)
       expect(run.summary.load.late_start_ms).toBeGreaterThanOrEqual(3000)
     } finally {
       await worker.stop()

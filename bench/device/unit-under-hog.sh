@@ -30,9 +30,10 @@ for i in $(seq 0 $((copies - 1))); do
     fi
     start=$(date +%s)
     rc=0
-    # the tarball test installs the packed package from the registry, which the GPU host cannot reach
-    TMPDIR="$copy/tmp" taskset -c "$cores" node_modules/.bin/vitest run --project "$project" \
-      --exclude test/tarball.test.ts >"$out/$project-$i.log" 2>&1 || rc=$?
+    # the tarball test installs the packed package from the registry, which the GPU host cannot reach (a project's
+    # own exclude list wins over --exclude, so the copy goes without it)
+    rm -f test/tarball.test.ts
+    TMPDIR="$copy/tmp" taskset -c "$cores" node_modules/.bin/vitest run --project "$project" >"$out/$project-$i.log" 2>&1 || rc=$?
     [ -z "$busy" ] || kill "$busy"
     echo "copy $i cores $cores: exit $rc in $(($(date +%s) - start)) s" >>"$out/summary.txt"
   ) &
