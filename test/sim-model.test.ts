@@ -34,8 +34,9 @@ test('below capacity the queue stays near empty; above it queue_time and queue d
   try {
     const dataset = { kind: 'random', inputLen: 64, outputLen: 16 } as const
     const light = await benchRequests({ url: w.url }, { rate: 10, requests: 20, dataset, outDir: outDir() })
-    // an arrival waits at most for the step in progress to end (a decode step is ~6.4 ms in this profile)
-    expect(light.summary.metrics.pure_queue_time?.p99).toBeLessThan(15)
+    // an arrival waits at most for the step in progress to end (a decode step is ~6.4 ms in this profile), and for
+    // the CPU on a busy machine (20 ms seen on two cores beside a busy loop; above capacity it grows to seconds)
+    expect(light.summary.metrics.pure_queue_time?.p99).toBeLessThan(30)
     const depths: number[] = []
     const poll = setInterval(async () => {
       const loads = JSON.parse(await (await request(`${w.url}/v1/loads`)).body.text())
