@@ -55,7 +55,10 @@ export async function conversationLoop(inp: ConversationInputs): Promise<void> {
     const asIds = Array.isArray(item.prompt)
     const user = asIds ? '' : (item.prompt as string)
     const promptIds = asIds ? [...history.ids, ...(item.prompt as number[])] : undefined
-    const obs = observation(inp, s, i, lagMs, inp.clock.nowMs(), history.exchanges, promptIds)
+    // a session's first turn arrives when the dispatcher fired it, from the same clock reading as its lag (a later
+    // read missed it by up to 6.8 ms on a busy machine); a later turn when its think time ended, now
+    const arrivalMs = t === 0 ? (inp.sessionArrivalsS[s] as number) * 1000 + lagMs : inp.clock.nowMs()
+    const obs = observation(inp, s, i, lagMs, arrivalMs, history.exchanges, promptIds)
     obs.answer = ''
     if (asIds) obs.answerIds = []
     const prompt = promptIds ?? [...history.exchanges.flatMap((h) => [h.user, h.answer]), user].join('\n')
