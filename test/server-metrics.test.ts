@@ -180,6 +180,12 @@ const served = async (workerUrl: string, n: number): Promise<void> => {
   }
 }
 
+/** Seconds a simulated worker says it fell behind so far (its own counter). */
+const fellBehindS = async (workerUrl: string): Promise<number> => {
+  const text = await (await fetch(`${workerUrl}/metrics`)).text()
+  return Number(/^llmperf_sim:fell_behind_seconds_total (\S+)$/mu.exec(text)?.[1])
+}
+
 /** Takes the CPU from a process for a while, as a busy host does: SIGSTOP, then SIGCONT. */
 const freeze = (pid: number, ms: number): Promise<void> => {
   process.kill(pid, 'SIGSTOP')
@@ -229,10 +235,7 @@ test.each([
 test('a worker frozen while idle says so too: the requests that arrive meanwhile wait as long', async () => {
   await using node = await launchTopology('frozen-idle', { workers: 1, sim: { speed: 4 } }, { logDir: outDir() })
   const worker = node.workers[0]
-  const behind = async (): Promise<number> => {
-    const text = await (await fetch(`${worker?.url}/metrics`)).text()
-    return Number(/^llmperf_sim:fell_behind_seconds_total (\S+)$/mu.exec(text)?.[1])
-  }
+  const behind = (): Promise<number> => fellBehindS(worker?.url as string)
   const before = await behind()
   // no request in flight: the engine has no step to run late, only the process's clock
   await freeze(worker?.pid as number, 600)
@@ -243,10 +246,7 @@ test('a worker frozen while idle says so too: the requests that arrive meanwhile
 test('a freeze across a request’s last step is counted once: neither lost when the engine goes idle after it, nor twice', async () => {
   await using node = await launchTopology('frozen-end', { workers: 1, sim: { speed: 4 } }, { logDir: outDir() })
   const worker = node.workers[0]
-  const behind = async (): Promise<number> => {
-    const text = await (await fetch(`${worker?.url}/metrics`)).text()
-    return Number(/^llmperf_sim:fell_behind_seconds_total (\S+)$/mu.exec(text)?.[1])
-  }
+  const behind = (): Promise<number> => fellBehindS(worker?.url as string)
   // before the engine and the process's timer shared one account: 0 s in 2 of 12 tries, 1.16 s in 2
   for (let k = 0; k < 4; k++) {
     const before = await behind()

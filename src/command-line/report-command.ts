@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
-import { runReport } from '../report/run-files.ts'
+import { folderSeries, runReport } from '../report/run-files.ts'
 
 export const REPORT_HELP = `vitest-llm-perf report DIR [--out FILE]
 
@@ -25,7 +25,7 @@ export async function reportCommand(argv: string[]): Promise<number> {
   const dir = resolve(dirs[0] as string)
   const run = await readRunFolder(dir, 'report on')
   const path = resolve(out ?? join(dir, 'report.html'))
-  writeArtifact(path, runReport(run.table, run.summary, dir))
+  writeArtifact(path, runReport(run.table, run.summary, folderSeries(dir)))
   process.stdout.write(`report: ${path}\n`)
   return 0
 }

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { dirname } from 'node:path'
 import { writeArtifact } from '../common/artifact-file.ts'
-import { runReport, summaryJson } from '../report/run-files.ts'
+import { folderSeries, runReport, summaryJson } from '../report/run-files.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import type { Verdict } from '../summarise/verdict.ts'
 
@@ -19,7 +19,7 @@ export function reportVerdicts(run: BenchRun, verdicts: readonly Verdict[], test
   try {
     writeArtifact(run.files.json, summaryJson(summary))
     if (run.files.html === undefined) return
-    writeArtifact(run.files.html, runReport(run.table, summary, dirname(run.files.json)))
+    writeArtifact(run.files.html, runReport(run.table, summary, folderSeries(dirname(run.files.json))))
   } catch {
     // the run's files stay as they were written
   }

@@ -20,11 +20,14 @@ export function runTitle(summary: BenchSummary, requests: number = summary.reque
 
 export const summaryJson = (summary: BenchSummary): string => `${JSON.stringify(redactDeep(summary), null, 2)}\n`
 
-/** The run's report; its server-metrics series from `series`, else from the folder's server-metrics.csv. */
-export function runReport(table: RecordTable, summary: BenchSummary, series?: MetricsSeries | string): string {
-  const csv = typeof series === 'string' ? join(series, 'server-metrics.csv') : undefined
-  const read = csv !== undefined && existsSync(csv) ? readMetricsSeries(csv) : undefined
-  return htmlReport(runTitle(summary, table.length), table, summary, typeof series === 'string' ? read : series)
+/** The servers' series a run folder's server-metrics.csv holds; none without that file. */
+export function folderSeries(dir: string): MetricsSeries | undefined {
+  const csv = join(dir, 'server-metrics.csv')
+  return existsSync(csv) ? readMetricsSeries(csv) : undefined
+}
+
+export function runReport(table: RecordTable, summary: BenchSummary, series: MetricsSeries | undefined): string {
+  return htmlReport(runTitle(summary, table.length), table, summary, series)
 }
 
 /** summary.json and report.html of the run in `dir`, as the writer gives them, each written only when asked. */
@@ -36,6 +39,6 @@ export function runFileTexts(
 ): Array<{ path: string; text: () => string }> {
   return [
     { path: join(dir, 'summary.json'), text: () => summaryJson(summary) },
-    { path: join(dir, 'report.html'), text: () => runReport(table, summary, series ?? dir) },
+    { path: join(dir, 'report.html'), text: () => runReport(table, summary, series ?? folderSeries(dir)) },
   ]
 }
