@@ -73,8 +73,8 @@ const COMMANDS: Record<string, () => Promise<{ run: (argv: string[]) => Promise<
     return { run: historyCommand, help: HISTORY_HELP }
   },
   merge: async () => {
-    const { runMerge, MERGE_HELP } = await import('./load/merge-runs.ts')
-    return { run: runMerge, help: MERGE_HELP }
+    const { mergeCommand, MERGE_HELP } = await import('./command-line/merge-command.ts')
+    return { run: mergeCommand, help: MERGE_HELP }
   },
 }
 

@@ -4,7 +4,6 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
-import { rampRate, rampSchedule } from '../src/executors/ramp/ramp-schedule.ts'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
 import { startSimWorker } from './helpers/sim.ts'
@@ -97,57 +96,6 @@ test('capacity starts at the lowest rate whose longest step can collect a p99’
   expect(json.steps[0].rate).toBe(15.8)
   expect(json.ended).toMatch(/started at 15\.8 req\/s, not search\.min \(1\)/u)
   expect(json.capacity, r.all).toBeGreaterThan(0)
-}, 120_000)
-
-test('ramp-up arrivals (vllm bench serve --ramp-up-*): request i arrives at the ramp’s rate for i, Poisson around it', async () => {
-  // the schedule itself, over many requests: the rate in each tenth is the ramp's mean rate there
-  const n = 20_000
-  for (const strategy of ['linear', 'exponential'] as const) {
-    const ramp = { kind: 'ramp', strategy, startRps: 10, endRps: 100 } as const
-    const at = rampSchedule(ramp, n, 3)
-    for (const tenth of [0, 9]) {
-      const [i, j] = [(tenth * n) / 10, ((tenth + 1) * n) / 10 - 1]
-      const observed = (j - i) / ((at[j] as number) - (at[i] as number))
-      // the harmonic mean of the rates over the tenth: what n gaps of mean 1/rate_k give
-      let time = 0
-      for (let k = i + 1; k <= j; k++) time += 1 / rampRate(ramp, k, n)
-      expect(observed / ((j - i) / time)).toBeGreaterThan(0.93)
-      expect(observed / ((j - i) / time)).toBeLessThan(1.07)
-    }
-  }
-  // from the shell, as vllm bench serve's flags: the table says the ramp, the arrivals follow it
-  const dir = outDir()
-  const r = await cli([
-    'run',
-    worker.url,
-    '--ramp-up-strategy',
-    'linear',
-    '--ramp-up-start-rps',
-    '5',
-    '--ramp-up-end-rps',
-    '60',
-    '--num-prompts',
-    '200',
-    '--input-len',
-    '32',
-    '--output-len',
-    '4',
-    '--out-dir',
-    dir,
-  ])
-  expect(r.exitCode, r.all).toBe(0)
-  expect(r.stdout).toMatch(/ 5→60 /u)
-  const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
-  expect(summary.options.arrival).toEqual({ kind: 'ramp', strategy: 'linear', startRps: 5, endRps: 60 })
-  const bad = await cli(['run', worker.url, '--ramp-up-start-rps', '5', '--rate', '9', '--requests', '5'])
-  expect(bad.exitCode).toBe(1)
-  expect(bad.stderr).toMatch(/--ramp-up-start-rps and --ramp-up-end-rps: a ramp needs both/u)
-  const both = await benchRequests(worker, {
-    rate: 4,
-    requests: 5,
-    arrival: { kind: 'ramp', strategy: 'linear', startRps: 1, endRps: 2 },
-  }).catch((e: Error) => e)
-  expect(String(both)).toMatch(/`rate`: a ramp sets the rate itself/u)
 }, 120_000)
 
 test('a topology that was not started is named as the likely cause, not only "target.url: got nothing"', async () => {

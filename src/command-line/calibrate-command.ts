@@ -1,12 +1,37 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { calibrateServer } from '../calibrate/calibrate-server.ts'
 import { pct, validateProfile } from '../calibrate/validate-profile.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { addSecrets } from '../common/redact.ts'
+import { type Flags, flagHelp, parseFlags } from './flags.ts'
 import { sloFromFlags } from './run-flags.ts'
+
+const CALIBRATE_FLAGS = {
+  api: { type: 'string', arg: 'generate|completions|chat', help: 'default generate; llama.cpp and vLLM: completions' },
+  tokenizer: { type: 'string', arg: 'auto|server|words|PATH', help: 'how prompts are counted and built' },
+  model: { type: 'string', arg: 'NAME', help: "the request's model field" },
+  'api-key': { type: 'string', arg: 'KEY', help: 'a bearer token (or LLM_PERF_API_KEY)' },
+  'budget-s': { type: 'string', arg: 'S', help: 'stop adding probes after S seconds (default 300)' },
+  out: { type: 'string', arg: 'FILE', help: 'the profile (default profile.json)' },
+  name: { type: 'string', arg: 'NAME', help: "the profile's name" },
+  validate: { type: 'boolean', help: 'held-out check at 0.3, 0.6 and 0.85 of what the decode probes completed' },
+  'validate-rates': { type: 'string', arg: '1,2,4', help: 'held-out rates of your choosing (req/s)' },
+  'point-s': { type: 'string', arg: 'S', help: 'seconds a held-out point (default 20)' },
+  'validate-slo': {
+    type: 'string',
+    multiple: true,
+    arg: "'ttft.p90<300'",
+    help: 'also find the capacity at this SLO on both (repeatable)',
+  },
+  'work-dir': {
+    type: 'string',
+    arg: 'DIR',
+    help: 'where the probe and validation runs go (default a temporary folder)',
+  },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} as const satisfies Flags
 
 export const CALIBRATE_HELP = `vitest-llm-perf calibrate URL [--api generate|completions|chat] [--out profile.json] [flags]
 
@@ -18,14 +43,7 @@ topologies' \`sim: { profile }\`. With --validate it then runs held-out Poisson 
 fit never saw) on the server and on the calibrated simulator, prints measured vs predicted TTFT and TPOT p50/p90
 with the error, and keeps the errors in the profile, which sim-server prints when it starts.
 
-  --api generate|completions|chat    (default generate; llama.cpp and vLLM: completions)
-  --tokenizer auto|server|words|PATH --model NAME   --api-key KEY (or LLM_PERF_API_KEY)
-  --budget-s S            stop adding probes after S seconds (default 300)
-  --out FILE              the profile (default profile.json)   --name NAME   the profile's name
-  --validate              held-out check at 0.3, 0.6 and 0.85 of what the decode probes completed
-  --validate-rates 1,2,4  held-out rates of your choosing (req/s)   --point-s S   seconds a point (default 20)
-  --validate-slo 'ttft.p90<300'   also find the capacity at this SLO on both (repeatable)
-  --work-dir DIR          where the probe and validation runs go (default a temporary folder)
+${flagHelp(CALIBRATE_FLAGS)}
 
 Examples:
   npx vitest-llm-perf calibrate http://127.0.0.1:30000 --out h100-llama8b.json --validate
@@ -34,13 +52,7 @@ Examples:
 
 /** `vitest-llm-perf calibrate URL …`: returns the exit code. */
 export async function calibrateCommand(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(argv)
-  } catch (err) {
-    throw new InvalidOptionError('calibrate command line', [(err as Error).message])
-  }
-  const { values, positionals } = parsed
+  const { values, positionals } = parseFlags(argv, CALIBRATE_FLAGS, 'calibrate command line')
   const problems: string[] = []
   const url = positionals[0]
   if (url === undefined || !URL.canParse(url))
@@ -148,25 +160,4 @@ function validationTable(v: Awaited<ReturnType<typeof validateProfile>>): string
             `(${pct(v.capacity.error)})`,
         ]),
   ].join('\n')
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      api: { type: 'string' },
-      tokenizer: { type: 'string' },
-      model: { type: 'string' },
-      'api-key': { type: 'string' },
-      'budget-s': { type: 'string' },
-      out: { type: 'string' },
-      name: { type: 'string' },
-      validate: { type: 'boolean' },
-      'validate-rates': { type: 'string' },
-      'validate-slo': { type: 'string', multiple: true },
-      'point-s': { type: 'string' },
-      'work-dir': { type: 'string' },
-    },
-  })
 }

@@ -1,5 +1,4 @@
 import { join, resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
@@ -9,6 +8,19 @@ import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
 import { chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { workloadDifferences } from '../summarise/workload-differences.ts'
+import { type Flags, flagHelp, parseFlags } from './flags.ts'
+
+const COMPARE_FLAGS = {
+  out: { type: 'string', arg: 'DIR', help: 'write compare.html and compare.json there' },
+  'fail-on': {
+    type: 'string',
+    multiple: true,
+    arg: "'ttft.p99>+10%'",
+    help: 'exit 1 when the metric got worse by more than this, beyond noise (repeatable)',
+  },
+  force: { type: 'boolean', help: 'compare runs of different workloads' },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} as const satisfies Flags
 
 export const COMPARE_HELP = `vitest-llm-perf compare A B [C ...] [--out DIR] [--fail-on 'ttft.p99>+10%'] [--force]
 
@@ -18,6 +30,8 @@ holds 0) — and throughput and success rate. Runs of different workloads (datas
 seed, users) are refused unless --force, naming what differs. --out DIR writes compare.html (the percentile
 curves overlaid) and compare.json. --fail-on (repeatable) exits 1 when a metric got worse by more than the
 given percentage, beyond noise.
+
+${flagHelp(COMPARE_FLAGS)}
 
 Example:
   npx vitest-llm-perf compare runs/main runs/branch --fail-on 'ttft.p99>+10%' --fail-on 'tpot.p50>+5%' --out cmp`
@@ -116,13 +130,7 @@ const CACHE_DIFFERENCE = 0.05
 
 /** `vitest-llm-perf compare A B [C …]`: returns the exit code. */
 export async function compareCommand(argv: string[]): Promise<number> {
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(argv)
-  } catch (err) {
-    throw new InvalidOptionError('compare command line', [(err as Error).message])
-  }
-  const { values: v, positionals } = parsed
+  const { values: v, positionals } = parseFlags(argv, COMPARE_FLAGS, 'compare command line')
   const problems: string[] = []
   if (positionals.length < 2) problems.push(`expected at least two run folders (A B), got ${positionals.length}`)
   const failOn: Array<{ metric: string; pct: number }> = []
@@ -220,19 +228,6 @@ export async function compareCommand(argv: string[]): Promise<number> {
   }
   process.stdout.write(`${redact(lines.join('\n'))}\n`)
   return failed ? 1 : 0
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    strict: true,
-    options: {
-      out: { type: 'string' },
-      'fail-on': { type: 'string', multiple: true },
-      force: { type: 'boolean' },
-    },
-  })
 }
 
 /** The percentile curves of each field, every run overlaid (log scale: a tail 10× the median stays readable). */

@@ -1,5 +1,4 @@
 import { resolve } from 'node:path'
-import { parseArgs } from 'node:util'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
@@ -9,6 +8,27 @@ import { historyHtml } from '../history/history-html.ts'
 import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
 import { openHistory } from '../history/open-history.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
+import { type Flags, flagHelp, parseFlags } from './flags.ts'
+
+const HISTORY_FLAGS = {
+  db: {
+    type: 'string',
+    arg: 'DB',
+    help: `the SQLite file (default ${DEFAULT_HISTORY_DB}), or postgres://user:pass@host/db: a PostgreSQL database shared by CI runners (tables in schema llm_perf, created on first use)`,
+  },
+  label: { type: 'string', multiple: true, arg: 'k=v', help: 'record: a label of the runs (repeatable)' },
+  metric: {
+    type: 'string',
+    multiple: true,
+    arg: 'M',
+    help: `a figure as summary.json names it: ttft.p99, tpot.p50, total_latency.mean, output_token_throughput, … (default ${DEFAULT_METRICS.join(', ')})`,
+  },
+  branch: { type: 'string', arg: 'NAME', help: "check: only this branch's runs" },
+  'any-environment': { type: 'boolean', help: 'check: compare runs across server versions and hosts' },
+  json: { type: 'boolean', help: 'check: print { regressions, changes, verdicts }' },
+  out: { type: 'string', arg: 'FILE', help: 'report: the page (default history.html)' },
+  help: { type: 'boolean', short: 'h', help: 'this text' },
+} as const satisfies Flags
 
 export const HISTORY_HELP = `vitest-llm-perf history record DIR... [--db DB] [--label k=v]...
 vitest-llm-perf history check [--db DB] [--metric ttft.p99]... [--branch NAME] [--any-environment] [--json]
@@ -26,10 +46,7 @@ check    each metric's series over the runs of one workload (and one server vers
 report   history.html: a chart per workload and metric over its runs, each regime between change points in its
          own colour, the SLO's limit, every point a link to its run's report
 
---db DB     the SQLite file (default ${DEFAULT_HISTORY_DB}), or postgres://user:pass@host/db: a PostgreSQL
-            database shared by CI runners (tables in schema llm_perf, created on first use)
---metric M  a figure as summary.json names it: ttft.p99, tpot.p50, total_latency.mean, output_token_throughput, …
-            (default ${DEFAULT_METRICS.join(', ')})
+${flagHelp(HISTORY_FLAGS)}
 
 Examples:
   npx vitest-llm-perf history record .vitest/llm-perf/runs/* --label gpu=h100
@@ -39,13 +56,7 @@ Examples:
 /** `vitest-llm-perf history record|check …`: returns the exit code. */
 export async function historyCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv
-  let parsed: ReturnType<typeof parse>
-  try {
-    parsed = parse(rest)
-  } catch (err) {
-    throw new InvalidOptionError('history command line', [(err as Error).message])
-  }
-  const { values, positionals } = parsed
+  const { values, positionals } = parseFlags(rest, HISTORY_FLAGS, 'history command line')
   const db = values.db ?? DEFAULT_HISTORY_DB
   if (sub === 'record') {
     const problems: string[] = []
@@ -118,20 +129,4 @@ export async function historyCommand(argv: string[]): Promise<number> {
   throw new InvalidOptionError('history', [
     `expected a subcommand, record, check or report, got ${sub === undefined ? 'nothing' : JSON.stringify(sub)}`,
   ])
-}
-
-function parse(argv: string[]) {
-  return parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      db: { type: 'string' },
-      label: { type: 'string', multiple: true },
-      metric: { type: 'string', multiple: true },
-      branch: { type: 'string' },
-      'any-environment': { type: 'boolean' },
-      json: { type: 'boolean' },
-      out: { type: 'string' },
-    },
-  })
 }

@@ -2,6 +2,9 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
 import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
+import { type Flags, parseFlags } from './flags.ts'
+
+const INIT_FLAGS = { help: { type: 'boolean', short: 'h', help: 'this text' } } as const satisfies Flags
 
 export const INIT_HELP = `vitest-llm-perf init [DIR]
 
@@ -63,13 +66,10 @@ jobs:
 
 /** `vitest-llm-perf init [DIR]`. */
 export async function initCommand(argv: string[]): Promise<number> {
-  const flags = argv.filter((a) => a.startsWith('-'))
-  if (flags.length > 0 || argv.length > 1)
-    throw new InvalidOptionError('init command line', [
-      ...flags.map((f) => `unknown flag ${f}`),
-      ...(argv.length > 1 ? [`expected at most one folder, got ${argv.join(' ')}`] : []),
-    ])
-  const root = resolve(argv[0] ?? '.')
+  const { positionals } = parseFlags(argv, INIT_FLAGS, 'init command line')
+  if (positionals.length > 1)
+    throw new InvalidOptionError('init command line', [`expected at most one folder, got ${positionals.join(' ')}`])
+  const root = resolve(positionals[0] ?? '.')
   const pkg = join(root, 'package.json')
   let commonjs = false
   if (existsSync(pkg)) {

@@ -14,32 +14,9 @@ import { evaluateSlo, invalidRun, noSuccess, objectiveVerdict } from '../slo/eva
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { anyNotPassed, type Verdict, verdict } from '../summarise/verdict.ts'
+import { type Flags, type FlagValues, flagHelp } from './flags.ts'
 import { INTERRUPTED_EXIT, interruptSignal } from './interrupt.ts'
-import { parseRunFlags, type RunFlagValues, runOptionsFrom } from './run-flags.ts'
-
-const COMMON = `Load (our names; bench_serving's and vllm bench serve's in brackets):
-  --rate N [--request-rate]          arrivals per second (inf: all at once; default inf)
-  --requests N [--num-prompts]       how many requests
-  --arrival poisson|gamma|constant|trace   --burstiness K (gamma)   --speedup X (trace)   --seed N (default 42)
-  --ramp-up-strategy linear|exponential --ramp-up-start-rps A --ramp-up-end-rps B   the rate rises from A to B over
-                                     the run (vllm bench serve's ramp-up; Poisson gaps at each request's rate)
-  --prompt-nonce N|off               random prompts' tokens differ every run so no cache answers them (default:
-                                     a new nonce each run, in summary.json's options; off: the seed's prompts)
-  --dataset random|sharegpt|custom|trace [--dataset-name]   --dataset-path FILE   --block-size N (trace, 512)
-  --no-sessions                      a trace's lines sharing a session_id go as requests of their own, not turns
-  --input-len N [--random-input-len] --output-len N [--random-output-len]   --range-ratio R [--random-range-ratio]
-  --api generate|completions|chat    [--backend sglang|sglang-oai|sglang-oai-chat|vllm|vllm-chat|openai|openai-chat]
-  --tokenizer auto|server|words|PATH --prompt-as ids|text   --model NAME   --api-key KEY (or LLM_PERF_API_KEY, kept out of ps)
-  --users N --think-time-ms T       closed-loop users (each sends after its last answer and T ms)
-  --max-concurrency N                at most N in flight; latency from the send, the wait for a slot apart (client
-                                     queue time), as bench_serving and vllm bench mean it
-  --max-in-flight N                  at most N in flight; latency from the scheduled arrival, the wait inside it
-  --processes N|auto   --warmup N [--warmup-requests]   --no-stream
-  --metrics-interval-ms N            --slo 'ttft.p99<500' (repeatable; k6's grammar, ms; 'success_rate>0.99')
-  --config FILE.json|.ts|.mjs        every benchRequests option; flags override it
-  --out-dir DIR   --name TEXT   --json (print summary.json)   --quiet (no progress line)
-  --history [--history-db FILE|URL]  record each valid run in the performance history (history check); a
-                                     postgres:// URL for a database shared by CI runners`
+import { parseRunFlags, RUN_FLAGS_HELP, type RunFlagValues, runOptionsFrom } from './run-flags.ts'
 
 export const RUN_HELP = `vitest-llm-perf run URL [flags]
 
@@ -47,13 +24,39 @@ One benchRequests run against URL (SGLang, its router, vLLM, llama.cpp's server,
 line, the end-of-run table, and requests.csv, summary.json and report.html in --out-dir. Exits 1 when an --slo
 objective is missed or cannot be judged (k6's convention), 0 otherwise.
 
-${COMMON}
+${RUN_FLAGS_HELP}
 
 Examples:
   npx vitest-llm-perf run http://127.0.0.1:30000 --rate 16 --requests 500 --input-len 1024 --output-len 128 --slo 'ttft.p99<500'
   npx vitest-llm-perf run http://127.0.0.1:8000 --backend vllm --request-rate 8 --num-prompts 200 \\
       --dataset-name random --random-input-len 512 --random-output-len 64 --random-range-ratio 0.5
   npx vitest-llm-perf run http://127.0.0.1:30000 --config perf/options.json --json`
+
+const SWEEP_FLAGS = {
+  rates: { type: 'string', arg: '2,4,8', help: 'one run per arrival rate (req/s)' },
+  'duration-s': { type: 'string', arg: 'S', help: "each rate point's length (its requests: rate × S)" },
+  concurrencies: { type: 'string', arg: '1,4,16', help: 'one run per number in flight (--max-concurrency)' },
+} as const satisfies Flags
+
+const CAPACITY_FLAGS = {
+  min: { type: 'string', arg: 'N', help: 'the first rate tried (req/s; default 1)' },
+  max: { type: 'string', arg: 'N', help: 'the highest rate tried (default 1000)' },
+  precision: { type: 'string', arg: 'F', help: 'stop when the bracket is this narrow, relatively (default 0.05)' },
+  'step-duration-s': { type: 'string', arg: 'S', help: 'seconds of arrivals a step (default 30)' },
+  'max-steps': { type: 'string', arg: 'N', help: 'steps at most (default 20)' },
+  growth: { type: 'string', arg: 'F', help: 'the rate × F after a step that passed, until one fails (default 2)' },
+  'ramp-s': { type: 'string', arg: 'S', help: "a step's first seconds, not judged (default 20 % of a step)" },
+  repeats: { type: 'string', arg: 'N', help: 'runs of an undecided step (default 2)' },
+  confidence: { type: 'string', arg: '0.9|0.95|0.99', help: "a step's interval (default 0.95)" },
+  'flush-cache': { type: 'boolean', help: "empty the servers' prefix cache before every step" },
+  sustain: { type: 'string', arg: 'N', help: 'req/s the deployment must sustain: exit 1 below it' },
+  'confirm-s': {
+    type: 'string',
+    arg: 'S',
+    help: 'a run of S s at 0.9 × the capacity after the search (default max(30, 2 × step))',
+  },
+  'no-confirm': { type: 'boolean', help: 'no confirmation run' },
+} as const satisfies Flags
 
 export const SWEEP_HELP = `vitest-llm-perf sweep URL (--rates 2,4,8 [--duration-s S] | --concurrencies 1,4,16) [flags]
 
@@ -62,7 +65,10 @@ percentiles, throughput and goodput against offered load; the per-user Pareto fr
 is judged and the largest that met it is named; exits 1 when none did. A concurrency point runs under
 --max-concurrency's meaning: latencies from each request's send.
 
-${COMMON}
+Sweep:
+${flagHelp(SWEEP_FLAGS)}
+
+${RUN_FLAGS_HELP}
 
 Examples:
   npx vitest-llm-perf sweep http://127.0.0.1:30000 --rates 4,8,16,32 --duration-s 60 --input-len 1024 --output-len 128
@@ -75,16 +81,13 @@ fails, then bisects to --precision; each step a full run in its folder, capacity
 Exits 1 when --sustain N is given and the capacity is below N req/s.
 
 Search:
-  --min N (1)   --max N (1000)   --precision F (0.05)   --step-duration-s S (30)   --max-steps N (20)
-  --growth F (2)   --ramp-s S (20 % of a step)   --repeats N (2)   --confidence 0.9|0.95|0.99 (0.95)
-  --flush-cache (before every step)   --sustain N (req/s the deployment must sustain)
-  --confirm-s S (a run of S s at 0.9 × the capacity after the search; default max(30, 2 × step))   --no-confirm
+${flagHelp(CAPACITY_FLAGS)}
 
 A step passes only when every objective holds, its success rate is ≥ 0.99 (unless --slo sets success_rate) and the
 server kept up: it completed ≥ 95 % of what arrived after the ramp. Exits 1 when the confirmation run misses the
 SLO, when the server cannot be reached or judged, or when --sustain is not met.
 
-${COMMON}
+${RUN_FLAGS_HELP}
 
 Example:
   npx vitest-llm-perf capacity http://127.0.0.1:30000 --slo 'ttft.p99<500' --slo 'tpot.p90<50' \\
@@ -225,11 +228,7 @@ function headline(run: BenchRun): string {
 
 /** `vitest-llm-perf sweep URL --rates … | --concurrencies …`. */
 export async function sweepCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseRunFlags(argv, {
-    rates: { type: 'string' },
-    concurrencies: { type: 'string' },
-    'duration-s': { type: 'string' },
-  })
+  const { values, positionals } = parseRunFlags(argv, SWEEP_FLAGS)
   if (values.help === true) {
     out(SWEEP_HELP)
     return 0
@@ -241,7 +240,7 @@ export async function sweepCommand(argv: string[]): Promise<number> {
 async function sweepOnce(
   url: string,
   options: Awaited<ReturnType<typeof runOptionsFrom>>['options'],
-  values: RunFlagValues,
+  values: RunFlagValues & FlagValues<typeof SWEEP_FLAGS>,
 ): Promise<number> {
   const list = (v: unknown): number[] | undefined =>
     typeof v === 'string' ? v.split(',').map((x) => Number(x.trim())) : undefined
@@ -279,21 +278,7 @@ async function sweepOnce(
 
 /** `vitest-llm-perf capacity URL --slo … [search flags]`. */
 export async function capacityCommand(argv: string[]): Promise<number> {
-  const { values, positionals } = parseRunFlags(argv, {
-    min: { type: 'string' },
-    max: { type: 'string' },
-    precision: { type: 'string' },
-    'step-duration-s': { type: 'string' },
-    'max-steps': { type: 'string' },
-    growth: { type: 'string' },
-    'ramp-s': { type: 'string' },
-    repeats: { type: 'string' },
-    confidence: { type: 'string' },
-    'flush-cache': { type: 'boolean' },
-    sustain: { type: 'string' },
-    'confirm-s': { type: 'string' },
-    'no-confirm': { type: 'boolean' },
-  })
+  const { values, positionals } = parseRunFlags(argv, CAPACITY_FLAGS)
   if (values.help === true) {
     out(CAPACITY_HELP)
     return 0

@@ -1,66 +1,305 @@
 import { existsSync, readFileSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { parseArgs } from 'node:util'
-import { closest, distance } from 'fastest-levenshtein'
 import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { RATE_METRICS, type SloSpec } from '../slo/slo-spec.ts'
+import { type Flag, type Flags, type FlagValues, flagHelp, parseFlags } from './flags.ts'
+
+/** What a run flag's `set` may use: the options being built, every flag's value, and where problems go. */
+interface SetContext {
+  o: Record<string, unknown>
+  values: RunFlagValues
+  problems: string[]
+  /** The flag's value as a number (`inf` is Infinity); a problem and undefined when it is not one. */
+  num: (v: string | undefined, flag: string) => number | undefined
+  /** The `dataset` option being built (the config file's, with `--dataset`'s kind). */
+  dataset: () => Record<string, unknown>
+}
+
+/** A flag of `run`, `sweep` and `capacity`: its help, and the benchRequests option it sets. */
+interface RunFlag extends Flag {
+  /** The option it sets, as given (`text`) or read as a number (`number`). */
+  option?: { key: string; as: 'text' | 'number' }
+  /** Or how it sets the options. */
+  set?: (value: string | string[] | boolean, ctx: SetContext) => void
+}
+
+const number = (key: string) => ({ option: { key, as: 'number' } }) as const
+const text = (key: string) => ({ option: { key, as: 'text' } }) as const
+const isRandom = (ctx: SetContext): boolean => ctx.dataset()['kind'] === 'random'
+
+/** `--ramp-up-*` each set one field of a ramp arrival (vllm bench serve's ramp-up: the rate goes from A to B). */
+const ramp =
+  (field: 'strategy' | 'startRps' | 'endRps') =>
+  (value: string | string[] | boolean, ctx: SetContext): void => {
+    const flag = field === 'strategy' ? 'ramp-up-strategy' : `ramp-up-${field === 'startRps' ? 'start' : 'end'}-rps`
+    const prev = ctx.o['arrival'] as { kind?: string } | undefined
+    if (typeof prev !== 'object' || prev?.kind !== 'ramp') {
+      // the first ramp flag read: what the ramp as a whole needs
+      const [start, end] = [ctx.values['ramp-up-start-rps'], ctx.values['ramp-up-end-rps']]
+      if (start === undefined || end === undefined)
+        ctx.problems.push(
+          `--ramp-up-start-rps and --ramp-up-end-rps: a ramp needs both, got ${start === undefined ? 'no start' : 'no end'}`,
+        )
+      if (ctx.values.arrival !== undefined)
+        ctx.problems.push(`--arrival: a ramp is its own arrival process, got --arrival ${ctx.values.arrival}`)
+      ctx.o['arrival'] = { kind: 'ramp', strategy: 'linear' }
+    }
+    const v = field === 'strategy' ? value : ctx.num(value as string, flag)
+    ctx.o['arrival'] = { ...(ctx.o['arrival'] as object), [field]: v }
+  }
 
 /**
- * The flags of `run`, `sweep` and `capacity`: our option names in kebab case, and bench_serving's and
- * `vllm bench serve`'s names where they mean the same, so their users' command lines run as they are.
+ * The flags of `run`, `sweep` and `capacity`, each declared once with its help and the option it sets: our option
+ * names in kebab case, and bench_serving's and `vllm bench serve`'s names where they mean the same, so their users'
+ * command lines run as they are. Grouped as `--help` shows them.
  */
-export const RUN_FLAGS = {
-  rate: { type: 'string' },
-  'request-rate': { type: 'string' },
-  requests: { type: 'string' },
-  'num-prompts': { type: 'string' },
-  arrival: { type: 'string' },
-  'ramp-up-strategy': { type: 'string' },
-  'ramp-up-start-rps': { type: 'string' },
-  'ramp-up-end-rps': { type: 'string' },
-  burstiness: { type: 'string' },
-  speedup: { type: 'string' },
-  'block-size': { type: 'string' },
-  seed: { type: 'string' },
-  'prompt-nonce': { type: 'string' },
-  dataset: { type: 'string' },
-  'dataset-name': { type: 'string' },
-  'dataset-path': { type: 'string' },
-  'input-len': { type: 'string' },
-  'random-input-len': { type: 'string' },
-  'output-len': { type: 'string' },
-  'random-output-len': { type: 'string' },
-  'range-ratio': { type: 'string' },
-  'random-range-ratio': { type: 'string' },
-  api: { type: 'string' },
-  backend: { type: 'string' },
-  tokenizer: { type: 'string' },
-  'prompt-as': { type: 'string' },
-  processes: { type: 'string' },
-  'max-in-flight': { type: 'string' },
-  users: { type: 'string' },
-  'think-time-ms': { type: 'string' },
-  'max-concurrency': { type: 'string' },
-  model: { type: 'string' },
-  'api-key': { type: 'string' },
-  warmup: { type: 'string' },
-  'warmup-requests': { type: 'string' },
-  'no-stream': { type: 'boolean' },
-  'no-sessions': { type: 'boolean' },
-  'metrics-interval-ms': { type: 'string' },
-  'out-dir': { type: 'string' },
-  name: { type: 'string' },
-  slo: { type: 'string', multiple: true },
-  config: { type: 'string' },
-  history: { type: 'boolean' },
-  'history-db': { type: 'string' },
-  'base-url': { type: 'string' },
-  json: { type: 'boolean' },
-  quiet: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
-} as const
+export const RUN_FLAG_GROUPS = {
+  Load: {
+    rate: {
+      type: 'string',
+      arg: 'N',
+      also: ['request-rate'],
+      help: 'arrivals per second (inf: all at once; default inf)',
+      ...number('rate'),
+    },
+    requests: { type: 'string', arg: 'N', also: ['num-prompts'], help: 'how many requests', ...number('requests') },
+    arrival: {
+      type: 'string',
+      arg: 'poisson|gamma|constant|trace',
+      help: 'the arrival process (default poisson)',
+      ...text('arrival'),
+    },
+    burstiness: {
+      type: 'string',
+      arg: 'K',
+      help: "gamma's shape: below 1 burstier than Poisson",
+      ...number('burstiness'),
+    },
+    speedup: { type: 'string', arg: 'X', help: "a trace's times divided by X", ...number('speedup') },
+    'ramp-up-strategy': {
+      type: 'string',
+      arg: 'linear|exponential',
+      help: "the rate rises from --ramp-up-start-rps to --ramp-up-end-rps over the run (vllm bench serve's ramp-up; Poisson gaps at each request's rate; default linear)",
+      set: ramp('strategy'),
+    },
+    'ramp-up-start-rps': { type: 'string', arg: 'A', help: "the ramp's first rate (req/s)", set: ramp('startRps') },
+    'ramp-up-end-rps': { type: 'string', arg: 'B', help: "the ramp's last rate (req/s)", set: ramp('endRps') },
+    seed: { type: 'string', arg: 'N', help: 'the seed of arrivals and prompts (default 42)', ...number('seed') },
+    users: {
+      type: 'string',
+      arg: 'N',
+      help: 'closed-loop users: each sends after its last answer and --think-time-ms',
+      ...number('users'),
+    },
+    'think-time-ms': { type: 'string', arg: 'T', help: "a user's pause after an answer", ...number('thinkTime') },
+    'max-concurrency': {
+      type: 'string',
+      arg: 'N',
+      help: 'at most N in flight; latency from the send, the wait for a slot apart (client queue time), as bench_serving and vllm bench mean it',
+      ...number('maxConcurrency'),
+    },
+    'max-in-flight': {
+      type: 'string',
+      arg: 'N',
+      help: 'at most N in flight; latency from the scheduled arrival, the wait inside it',
+      ...number('maxInFlight'),
+    },
+    processes: {
+      type: 'string',
+      arg: 'N|auto',
+      help: 'load threads (auto: by the rate and the cores)',
+      set: (v, ctx) => {
+        ctx.o['processes'] = v === 'auto' ? 'auto' : ctx.num(v as string, 'processes')
+      },
+    },
+    warmup: {
+      type: 'string',
+      arg: 'N',
+      also: ['warmup-requests'],
+      help: 'requests sent and dropped before the run',
+      ...number('warmup'),
+    },
+  },
+  Dataset: {
+    dataset: {
+      type: 'string',
+      arg: 'random|sharegpt|custom|trace',
+      also: ['dataset-name'],
+      help: 'the prompts (default random)',
+    },
+    'dataset-path': {
+      type: 'string',
+      arg: 'FILE',
+      help: 'the dataset file (sharegpt, custom, trace)',
+      set: (v, ctx) => {
+        if (!isRandom(ctx)) ctx.dataset()['path'] = v
+      },
+    },
+    'input-len': {
+      type: 'string',
+      arg: 'N',
+      also: ['random-input-len'],
+      help: "random prompts' length in tokens",
+      set: (v, ctx) => {
+        const n = ctx.num(v as string, 'input-len')
+        if (n !== undefined && isRandom(ctx)) ctx.dataset()['inputLen'] = n
+      },
+    },
+    'output-len': {
+      type: 'string',
+      arg: 'N',
+      also: ['random-output-len'],
+      help: "answers' length in tokens",
+      set: (v, ctx) => {
+        const n = ctx.num(v as string, 'output-len')
+        if (n !== undefined) ctx.dataset()['outputLen'] = n
+      },
+    },
+    'range-ratio': {
+      type: 'string',
+      arg: 'R',
+      help: "random lengths drawn from [L·R, L] (bench_serving's range)",
+      set: (v, ctx) => {
+        const n = ctx.num(v as string, 'range-ratio')
+        if (n !== undefined && isRandom(ctx)) ctx.dataset()['rangeRatio'] = n
+      },
+    },
+    'random-range-ratio': {
+      type: 'string',
+      arg: 'R',
+      help: "bench_serving's name for --range-ratio; with --backend vllm*, vllm's range [L(1−R), L(1+R)]",
+      set: (v, ctx) => {
+        const n = ctx.num(v as string, 'range-ratio')
+        if (n === undefined || !isRandom(ctx)) return
+        ctx.dataset()['rangeRatio'] = n
+        if (ctx.values.backend?.startsWith('vllm') === true) ctx.dataset()['rangeMode'] = 'vllm'
+      },
+    },
+    'block-size': {
+      type: 'string',
+      arg: 'N',
+      help: "a trace's tokens per hash id (default 512)",
+      set: (v, ctx) => {
+        const n = ctx.num(v as string, 'block-size')
+        if (n !== undefined && !isRandom(ctx)) ctx.dataset()['blockSize'] = n
+      },
+    },
+    'no-sessions': {
+      type: 'boolean',
+      help: "a trace's lines sharing a session_id go as requests of their own, not turns",
+      set: (v, ctx) => {
+        if (v === true && !isRandom(ctx)) ctx.dataset()['sessions'] = false
+      },
+    },
+    'prompt-nonce': {
+      type: 'string',
+      arg: 'N|off',
+      help: "random prompts' tokens differ every run so no cache answers them (default: a new nonce each run, in summary.json's options; off: the seed's prompts)",
+      set: (v, ctx) => {
+        ctx.o['promptNonce'] = v === 'off' ? false : ctx.num(v as string, 'prompt-nonce')
+      },
+    },
+  },
+  Server: {
+    api: {
+      type: 'string',
+      arg: 'generate|completions|chat',
+      help: 'the route and its protocol (default generate)',
+      ...text('api'),
+    },
+    backend: {
+      type: 'string',
+      arg: 'NAME',
+      help: "bench_serving's --backend: sglang, sglang-oai, sglang-oai-chat, vllm, vllm-chat, openai, openai-chat, …",
+      set: (v, ctx) => {
+        const api = BACKENDS[v as string]
+        if (api === undefined)
+          ctx.problems.push(`--backend: expected one of ${Object.keys(BACKENDS).join(', ')}, got ${JSON.stringify(v)}`)
+        else if (ctx.values.api === undefined) ctx.o['api'] = api
+      },
+    },
+    tokenizer: {
+      type: 'string',
+      arg: 'auto|server|words|PATH',
+      help: 'how prompts are counted and built',
+      ...text('tokenizer'),
+    },
+    'prompt-as': { type: 'string', arg: 'ids|text', help: 'send prompts as token ids or text', ...text('promptAs') },
+    model: { type: 'string', arg: 'NAME', help: "the request's model field", ...text('model') },
+    'api-key': {
+      type: 'string',
+      arg: 'KEY',
+      help: 'a bearer token (or LLM_PERF_API_KEY, kept out of ps)',
+      ...text('apiKey'),
+    },
+    'no-stream': {
+      type: 'boolean',
+      help: 'ask for whole answers (no TTFT or TPOT then)',
+      set: (v, ctx) => {
+        if (v === true) ctx.o['stream'] = false
+      },
+    },
+    'metrics-interval-ms': {
+      type: 'string',
+      arg: 'N',
+      help: "how often the servers' /metrics are sampled",
+      ...number('metricsIntervalMs'),
+    },
+    'base-url': {
+      type: 'string',
+      arg: 'URL',
+      help: "the server's URL, as bench_serving's --base-url (or the first argument)",
+    },
+  },
+  'Judging and files': {
+    slo: {
+      type: 'string',
+      multiple: true,
+      arg: "'ttft.p99<500'",
+      help: "an objective (repeatable; k6's grammar, ms; 'success_rate>0.99')",
+      set: (v, ctx) => {
+        if ((v as string[]).length > 0)
+          ctx.o['slo'] = sloFromFlags(v as string[], 'slo', ctx.problems, ctx.o['slo'] as SloSpec | undefined)
+      },
+    },
+    config: { type: 'string', arg: 'FILE.json|.ts|.mjs', help: 'every benchRequests option; flags override it' },
+    'out-dir': { type: 'string', arg: 'DIR', help: "the run's folder", ...text('outDir') },
+    name: { type: 'string', arg: 'TEXT', help: "the run's name", ...text('name') },
+    history: {
+      type: 'boolean',
+      help: 'record each valid run in the performance history (history check)',
+      set: (v, ctx) => {
+        if (v === true)
+          ctx.o['history'] = ctx.values['history-db'] === undefined ? true : { db: ctx.values['history-db'] }
+      },
+    },
+    'history-db': {
+      type: 'string',
+      arg: 'FILE|URL',
+      help: 'the history database (implies --history); a postgres:// URL for one shared by CI runners',
+      set: (v, ctx) => {
+        ctx.o['history'] = { db: v }
+      },
+    },
+    json: { type: 'boolean', help: 'print summary.json' },
+    quiet: { type: 'boolean', help: 'no progress line' },
+    help: { type: 'boolean', short: 'h', help: 'this text' },
+  },
+} as const satisfies Record<string, Record<string, RunFlag>>
+
+type Groups = typeof RUN_FLAG_GROUPS
+type AllFlags = { [G in keyof Groups]: Groups[G] }[keyof Groups]
+type Union<U> = (U extends unknown ? (x: U) => void : never) extends (x: infer I) => void ? I : never
+
+/** Every flag of `run`, `sweep` and `capacity`. */
+export const RUN_FLAGS = Object.assign({}, ...Object.values(RUN_FLAG_GROUPS)) as Union<AllFlags>
+
+/** The run flags' part of `--help`, group by group. */
+export const RUN_FLAGS_HELP = Object.entries(RUN_FLAG_GROUPS)
+  .map(([group, flags]) => `${group}:\n${flagHelp(flags)}`)
+  .join('\n\n')
 
 /** bench_serving's `--backend` names, by the API each speaks. */
 const BACKENDS: Record<string, 'generate' | 'completions' | 'chat'> = {
@@ -140,26 +379,11 @@ export function sloFromFlags(texts: readonly string[], flag: string, problems: s
   return spec as SloSpec
 }
 
-export type RunFlagValues = ReturnType<typeof parseRunFlags>['values']
+export type RunFlagValues = FlagValues<typeof RUN_FLAGS>
 
-/** Parses argv with the run flags plus `extra`; an unknown flag gets a "did you mean". */
-export function parseRunFlags<E extends Record<string, { type: 'string' | 'boolean'; multiple?: boolean }>>(
-  argv: string[],
-  extra: E = {} as E,
-) {
-  const options = { ...RUN_FLAGS, ...extra }
-  try {
-    return parseArgs({ args: argv, options, allowPositionals: true, strict: true })
-  } catch (err) {
-    const unknown = /Unknown option '(--?[^']+)'/u.exec((err as Error).message)?.[1]
-    if (unknown !== undefined) {
-      const names = Object.keys(options)
-      const near = closest(unknown.replace(/^--?/u, ''), names)
-      const hint = distance(unknown.replace(/^--?/u, ''), near) <= 2 ? ` (did you mean --${near}?)` : ''
-      throw new InvalidOptionError('command line', [`unknown flag ${unknown}${hint}`])
-    }
-    throw new InvalidOptionError('command line', [(err as Error).message])
-  }
+/** Parses argv with the run flags plus a command's own; an unknown flag gets a "did you mean". */
+export function parseRunFlags<E extends Flags>(argv: string[], extra: E = {} as E) {
+  return parseFlags(argv, { ...RUN_FLAGS, ...extra } as typeof RUN_FLAGS & E)
 }
 
 const num = (v: string | undefined, flag: string, problems: string[]): number | undefined => {
@@ -225,86 +449,31 @@ export async function runOptionsFrom(
   const { url: _u, ...fromConfig } = config
   void _u
   const o: Record<string, unknown> = { ...fromConfig }
-  const set = (key: string, value: unknown): void => {
-    if (value !== undefined) o[key] = value
+  const ctx: SetContext = {
+    o,
+    values,
+    problems,
+    num: (v, flag) => num(v, flag, problems),
+    dataset: () => {
+      if (o['dataset'] === undefined || o['dataset'] === fromConfig['dataset']) {
+        const base = (fromConfig['dataset'] as Record<string, unknown> | undefined) ?? {}
+        o['dataset'] = { ...base, kind: values.dataset ?? base['kind'] ?? 'random' }
+      }
+      return o['dataset'] as Record<string, unknown>
+    },
   }
-  set('rate', num(values.rate ?? values['request-rate'], 'rate', problems))
-  set('requests', num(values.requests ?? values['num-prompts'], 'requests', problems))
-  set('arrival', values.arrival)
-  // vllm bench serve's ramp-up: the rate goes from start to end over the run
-  const rampStart = num(values['ramp-up-start-rps'], 'ramp-up-start-rps', problems)
-  const rampEnd = num(values['ramp-up-end-rps'], 'ramp-up-end-rps', problems)
-  const strategy = values['ramp-up-strategy']
-  if (rampStart !== undefined || rampEnd !== undefined || strategy !== undefined) {
-    if (rampStart === undefined || rampEnd === undefined)
-      problems.push(
-        `--ramp-up-start-rps and --ramp-up-end-rps: a ramp needs both, got ${rampStart === undefined ? 'no start' : 'no end'}`,
-      )
-    if (values.arrival !== undefined)
-      problems.push(`--arrival: a ramp is its own arrival process, got --arrival ${values.arrival}`)
-    o['arrival'] = { kind: 'ramp', strategy: strategy ?? 'linear', startRps: rampStart, endRps: rampEnd }
-  }
-  set('burstiness', num(values.burstiness, 'burstiness', problems))
-  set('speedup', num(values.speedup, 'speedup', problems))
-  set('seed', num(values.seed, 'seed', problems))
-  if (values['prompt-nonce'] !== undefined)
-    set('promptNonce', values['prompt-nonce'] === 'off' ? false : num(values['prompt-nonce'], 'prompt-nonce', problems))
-  set('processes', values.processes === 'auto' ? 'auto' : num(values.processes, 'processes', problems))
-  set('maxInFlight', num(values['max-in-flight'], 'max-in-flight', problems))
-  set('maxConcurrency', num(values['max-concurrency'], 'max-concurrency', problems))
-  set('users', num(values.users, 'users', problems))
-  set('thinkTime', num(values['think-time-ms'], 'think-time-ms', problems))
-  set('model', values.model)
   // the environment keeps the key out of `ps`; the flag still wins
-  set('apiKey', values['api-key'] ?? nonEmpty(process.env['LLM_PERF_API_KEY']))
-  set('warmup', num(values.warmup ?? values['warmup-requests'], 'warmup', problems))
-  set('metricsIntervalMs', num(values['metrics-interval-ms'], 'metrics-interval-ms', problems))
-  set('tokenizer', values.tokenizer)
-  set('promptAs', values['prompt-as'])
-  set('outDir', values['out-dir'])
-  // every valid run (each sweep point and capacity step) joins the performance history
-  if (values.history === true || values['history-db'] !== undefined)
-    o['history'] = values['history-db'] === undefined ? true : { db: values['history-db'] }
-  set('name', values.name)
-  if (values['no-stream']) o['stream'] = false
-  const backend = values.backend
-  if (backend !== undefined && BACKENDS[backend] === undefined)
-    problems.push(`--backend: expected one of ${Object.keys(BACKENDS).join(', ')}, got ${JSON.stringify(backend)}`)
-  set('api', values.api ?? (backend === undefined ? undefined : BACKENDS[backend]))
-  const kind = values.dataset ?? values['dataset-name']
-  const datasetFlags = [
-    values['input-len'],
-    values['random-input-len'],
-    values['output-len'],
-    values['random-output-len'],
-    values['range-ratio'],
-    values['random-range-ratio'],
-    values['dataset-path'],
-    values['no-sessions'],
-  ]
-  if (kind !== undefined || datasetFlags.some((v) => v !== undefined)) {
-    const base = (o['dataset'] as Record<string, unknown> | undefined) ?? {}
-    const d: Record<string, unknown> = { ...base, kind: kind ?? base['kind'] ?? 'random' }
-    const inputLen = num(values['input-len'] ?? values['random-input-len'], 'input-len', problems)
-    const outputLen = num(values['output-len'] ?? values['random-output-len'], 'output-len', problems)
-    const ratio = num(values['range-ratio'] ?? values['random-range-ratio'], 'range-ratio', problems)
-    if (d['kind'] === 'random') {
-      if (inputLen !== undefined) d['inputLen'] = inputLen
-      if (outputLen !== undefined) d['outputLen'] = outputLen
-      if (ratio !== undefined) d['rangeRatio'] = ratio
-      // bench_serving's random dataset draws from [L·r, L] (vllm's from [L(1−r), L(1+r)]): say which by the flag used
-      if (values['random-range-ratio'] !== undefined && backend?.startsWith('vllm')) d['rangeMode'] = 'vllm'
-    } else {
-      if (values['dataset-path'] !== undefined) d['path'] = values['dataset-path']
-      const block = num(values['block-size'], 'block-size', problems)
-      if (block !== undefined) d['blockSize'] = block
-      if (values['no-sessions']) d['sessions'] = false
-      if (outputLen !== undefined) d['outputLen'] = outputLen
-    }
-    o['dataset'] = d
+  const envKey = nonEmpty(process.env['LLM_PERF_API_KEY'])
+  if (envKey !== undefined) o['apiKey'] = envKey
+  if (values.dataset !== undefined) ctx.dataset()
+  for (const [name, flag] of Object.entries(RUN_FLAGS) as Array<[keyof RunFlagValues, RunFlag]>) {
+    const v = values[name]
+    if (v === undefined) continue
+    if (flag.option !== undefined) {
+      const value = flag.option.as === 'number' ? num(v as string, name, problems) : v
+      if (value !== undefined) o[flag.option.key] = value
+    } else flag.set?.(v, ctx)
   }
-  if (values.slo !== undefined && values.slo.length > 0)
-    o['slo'] = sloFromFlags(values.slo, 'slo', problems, o['slo'] as SloSpec | undefined)
   if (problems.length > 0) throw new InvalidOptionError('command line', problems)
   return { url: url as string, options: o as BenchOptions & Record<string, unknown> }
 }

@@ -12,8 +12,7 @@ const words = forms.map((f) => f.words)
 export const benchOptionsSchema = baseOptionsSchema.extend({
   /**
    * Inter-arrival process: 'poisson', 'gamma' (with `burstiness`), 'constant'; `'trace'` sends each request at its
-   * trace's time (dataset kind 'trace'); `{ kind: 'ramp', strategy, startRps, endRps }` raises the rate over the
-   * run as `vllm bench serve --ramp-up-strategy` does. Each form belongs to an executor (src/executors/).
+   * trace's time (dataset kind 'trace'); and each other form an executor adds (src/executors/), an object with a `kind`.
    * @default 'poisson'
    */
   arrival: (

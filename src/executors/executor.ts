@@ -6,9 +6,6 @@ import type { ConversationSummary } from '../summarise/conversation-summary.ts'
 import type { TraceSummary } from '../traffic/trace-cache-check.ts'
 import type { ThinkTime } from './arrival-loop.ts'
 
-/** summary.json's `load.executor`: which executor ran (`load.mode` says how it paced: open, closed, conversations). */
-export type ExecutorName = 'open' | 'ramp' | 'closed' | 'conversations' | 'trace'
-
 /** The `arrival` option as the executors see it: a word, or an object with a kind (each executor narrows its own). */
 export type ArrivalOption = string | { kind: string }
 
@@ -86,7 +83,8 @@ export interface LoadPlan extends Inputs {
  * options ask for, the rules its options must keep, and its plan. Registered in one table (registry.ts).
  */
 export interface Executor {
-  name: ExecutorName
+  /** summary.json's `load.executor` (`load.mode` says how it paced: open, closed, conversations). */
+  name: string
   /** The `arrival` forms it owns (joined into the option's schema), and their arrivals. */
   arrivals?: { forms: readonly ArrivalForm[]; owns: (arrival: ArrivalOption) => boolean; schedule: Schedule }
   /** Whether these options ask for this mode: the registry's first that claims them runs. */

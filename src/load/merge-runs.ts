@@ -12,16 +12,6 @@ import { summariseRun } from '../summarise/run-summary.ts'
 import { RUN_FILES } from './run-folder.ts'
 import { type RunFolder, readRunFolder } from './run-folder-reader.ts'
 
-export const MERGE_HELP = `vitest-llm-perf merge DIR... --out DIR
-
-Merges the output folders of a run's shards (benchRequests with \`shard\` and one \`startAt\`, one per host)
-into the folder one process would have written: requests.csv (every row, in finish order), summary.json
-(percentiles over all rows) and report.html. server-metrics.csv is shard 0's (every shard sampled the
-same servers).
-
-Example:
-  npx vitest-llm-perf merge /results/shard-0 /results/shard-1 /results/shard-2 --out /results/merged`
-
 type Shard = RunFolder
 
 /** Merged rows are written this many at a time. */
@@ -164,23 +154,4 @@ function writeMerged(shards: Shard[], out: string): BenchSummary {
   // the report after the copy: it draws the servers' series from the merged folder's server-metrics.csv
   for (const f of runFileTexts(out, table, summary)) writeArtifact(f.path, f.text())
   return summary
-}
-
-/** `vitest-llm-perf merge DIR... --out DIR` */
-export async function runMerge(argv: string[]): Promise<void> {
-  const at = argv.indexOf('--out')
-  const out = at >= 0 ? argv[at + 1] : undefined
-  const dirs = argv.filter((_, i) => i !== at && i !== at + 1)
-  if (out === undefined || out.startsWith('--'))
-    throw new LlmPerfError(
-      'LLMPERF_INVALID_ARGUMENT',
-      `merge: expected --out DIR (the merged run's folder)\n\n${MERGE_HELP}`,
-    )
-  const unknown = dirs.filter((d) => d.startsWith('--'))
-  if (unknown.length > 0)
-    throw new LlmPerfError('LLMPERF_INVALID_ARGUMENT', `merge: unknown flag ${unknown.join(', ')}\n\n${MERGE_HELP}`)
-  const summary = await mergeRuns(dirs, resolve(out))
-  process.stdout.write(
-    `merged ${dirs.length} shards: ${summary.requests} requests, ${summary.successes} succeeded → ${resolve(out)}\n`,
-  )
 }
