@@ -1,16 +1,17 @@
 import { expect } from 'vitest'
 import { test } from 'vitest-llm-perf'
 
-// Capacity checked against physics, not just found. The simulator is time-scale invariant: at --speed 2 the same
-// seeded workload at twice the rate, judged by half the latency limit over half the step length, is the same
+// Capacity checked against physics, not just found. The simulator is time-scale invariant: at --speed 4 the same
+// seeded workload at twice the rate of --speed 2, judged by half the latency limit over half the step length, is the same
 // system in half the time, so the search must find exactly twice the capacity. Two workers behind round_robin
 // each see half the arrivals, and more regular ones (Erlang-2 gaps), so they sustain a little over twice one
 // worker. And a found capacity C must hold when run again at C, and break at 1.25 C.
 //
 // A worker with --max-running-requests 4 saturates near 9 requests/s at speed 1 (64-token answers at ~6.5 ms a
-// decode step), far below what the simulator's own CPU can serve on a 2-core CI machine. Steps are 6 s of
-// arrivals at speed 1 (3 s at speed 2): short, for CI's budget; the backlog check fails a step whose server falls
-// behind, so a short step cannot pass a rate the server only survives for a few seconds.
+// decode step): ~36 at speed 4, ~72 for two, far below what the simulator's own CPU can serve on a 2-core CI
+// machine. Steps are 6 s of arrivals at speed 1 (3 s at speed 2, 1.5 s at 4): short, for CI's budget; the backlog
+// check fails a step whose server falls behind, so a short step cannot pass a rate the server only survives for a
+// few seconds.
 const workload = {
   seed: 11,
   dataset: { kind: 'random', inputLen: 128, outputLen: 64 },
@@ -19,7 +20,8 @@ const workload = {
 const server = { maxRunningRequests: 4 }
 const search = (speed: number, workers = 1) =>
   ({
-    min: speed * workers,
+    // from 4 req/s a worker at speed 1 (it carries ~9): two steps fewer than from 1
+    min: 4 * speed * workers,
     max: 64 * speed * workers,
     precision: 0.05,
     stepDurationS: 6 / speed,
@@ -30,16 +32,16 @@ const search = (speed: number, workers = 1) =>
   }) as const
 const slo = (speed: number) => ({ ttft: { p90: 1000 / speed } })
 
-test('capacity: ×2 at --speed 2 exactly, ~×2 with two workers behind round_robin; C holds at C and breaks at 1.25 C', async ({
+test('capacity: ×2 from --speed 2 to 4 exactly, ~×2 with two workers behind round_robin; C holds at C and breaks at 1.25 C', async ({
   launchTopology,
   findCapacity,
   benchRequests,
 }) => {
   const found: Record<string, number> = {}
   for (const [speed, workers] of [
-    [1, 1],
     [2, 1],
-    [2, 2],
+    [4, 1],
+    [4, 2],
   ] as const) {
     const name = `speed ${speed}, ${workers} worker${workers > 1 ? 's' : ''}`
     await using topo = await launchTopology(`capacity-s${speed}-w${workers}`, {
@@ -52,9 +54,9 @@ test('capacity: ×2 at --speed 2 exactly, ~×2 with two workers behind round_rob
     expect(result.complete, result.ended).toBe(true)
     expect(result.capacity).toBeGreaterThan(0)
     found[name] = result.capacity
-    if (speed === 2 && workers === 1) {
+    if (speed === 4 && workers === 1) {
       const c = result.capacity
-      const requests = result.steps.find((s) => s.rate === c)?.requests ?? Math.ceil(c * 3)
+      const requests = result.steps.find((s) => s.rate === c)?.requests ?? Math.ceil(c * 1.5)
       const atC = await benchRequests(topo, { ...workload, name: `again at C = ${c} req/s`, rate: c, requests })
       expect(atC).toMeetSlo(slo(speed))
       const above = await benchRequests(topo, {

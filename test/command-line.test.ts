@@ -118,7 +118,9 @@ test('sweep and capacity from the shell: their folders, and capacity --sustain a
     expect(found.stdout).toMatch(/✓ sustains 30 req\/s/u)
     // the answer is confirmed by a longer run at 0.9 of it, reported beside it
     expect(found.stdout).toMatch(/✓ confirmation: 4 s at 2\d(\.\d+)? req\/s \(0\.9 × the capacity\) met the SLO/u)
-    const short = await cli([...args, ...search, '--no-confirm', '--sustain', '40', '--out-dir', join(dir, 'cap2')])
+    // a search that ends at its --max below --sustain: 5, 10, 20 req/s all pass, and 20 is not 40
+    const low = ['--min', '5', '--max', '20', '--step-duration-s', '1', '--metrics-interval-ms', '0', '--quiet']
+    const short = await cli([...args, ...low, '--no-confirm', '--sustain', '40', '--out-dir', join(dir, 'cap2')])
     expect(short.exitCode).toBe(1)
     expect(short.stdout).toMatch(/✗ sustains 40 req\/s/u)
   } finally {

@@ -1,0 +1,50 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { afterAll, beforeAll, expect, test } from 'vitest'
+import type { StartedServer } from '../src/launch/started-server.ts'
+import { startSimWorker } from './helpers/sim.ts'
+
+// Issue 31's item 8, apart from the latency-judged tests of test/issue-31.test.ts: it is bound by the CPU.
+const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
+const cli = (args: string[]) =>
+  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
+const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-csv-'))
+const read = (dir: string, name: string): string => readFileSync(join(dir, name), 'utf8')
+let worker: StartedServer
+beforeAll(async () => {
+  worker = await startSimWorker(['--speed', '4'], 'csv-streaming')
+})
+afterAll(() => worker.stop())
+
+test('8. report, compare and merge stream requests.csv: 300,000 rows fit a 256 MB heap', async () => {
+  // a real run's folder, its rows repeated to 300,000 (the ids made unique): as `run` writes a long run
+  const dir = outDir()
+  expect(
+    (await cli(['run', worker.url, '--rate', '100', '--requests', '20', '--quiet', '--out-dir', dir])).exitCode,
+  ).toBe(0)
+  const [head, ...rows] = read(dir, 'requests.csv').trimEnd().split('\n')
+  const big = outDir()
+  const n = 300_000
+  const lines: string[] = [head as string]
+  for (let i = 0; i < n; i++) {
+    const row = rows[i % rows.length] as string
+    lines.push(`x-${i}${row.slice(row.indexOf(','))}`)
+  }
+  writeFileSync(join(big, 'requests.csv'), `${lines.join('\n')}\n`)
+  const summary = JSON.parse(read(dir, 'summary.json'))
+  writeFileSync(join(big, 'summary.json'), JSON.stringify({ ...summary, requests: n, successes: n }))
+  const small = (args: string[]) =>
+    execa(process.execPath, ['--max-old-space-size=256', bin, ...args], {
+      reject: false,
+      all: true,
+      env: { CI: 'true' },
+    })
+  const report = await small(['report', big])
+  expect(report.exitCode, report.all.slice(-2000)).toBe(0)
+  const compared = await small(['compare', big, big])
+  expect(compared.exitCode, compared.all.slice(-2000)).toBe(0)
+  expect(compared.stdout).toMatch(/ttft p50 .* within noise/u)
+}, 180_000)
