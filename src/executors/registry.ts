@@ -3,7 +3,6 @@ import { closedExecutor } from './closed/closed-executor.ts'
 import { conversationsExecutor } from './conversations/conversations-executor.ts'
 import type { CheckedOptions, Executor } from './executor.ts'
 import { openExecutor } from './open/open-executor.ts'
-import { rampExecutor } from './ramp/ramp-executor.ts'
 import { traceExecutor } from './trace/trace-executor.ts'
 
 /**
@@ -14,7 +13,6 @@ export const EXECUTORS = [
   traceExecutor,
   conversationsExecutor,
   closedExecutor,
-  rampExecutor,
   openExecutor,
 ] as const satisfies readonly Executor[]
 
