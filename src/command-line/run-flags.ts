@@ -29,6 +29,27 @@ const number = (key: string) => ({ option: { key, as: 'number' } }) as const
 const text = (key: string) => ({ option: { key, as: 'text' } }) as const
 const isRandom = (ctx: SetContext): boolean => ctx.dataset()['kind'] === 'random'
 
+/** `--ramp-up-*` each set one field of a ramp arrival (vllm bench serve's ramp-up: the rate goes from A to B). */
+const ramp =
+  (field: 'strategy' | 'startRps' | 'endRps') =>
+  (value: string | string[] | boolean, ctx: SetContext): void => {
+    const flag = field === 'strategy' ? 'ramp-up-strategy' : `ramp-up-${field === 'startRps' ? 'start' : 'end'}-rps`
+    const prev = ctx.o['arrival'] as { kind?: string } | undefined
+    if (typeof prev !== 'object' || prev?.kind !== 'ramp') {
+      // the first ramp flag read: what the ramp as a whole needs
+      const [start, end] = [ctx.values['ramp-up-start-rps'], ctx.values['ramp-up-end-rps']]
+      if (start === undefined || end === undefined)
+        ctx.problems.push(
+          `--ramp-up-start-rps and --ramp-up-end-rps: a ramp needs both, got ${start === undefined ? 'no start' : 'no end'}`,
+        )
+      if (ctx.values.arrival !== undefined)
+        ctx.problems.push(`--arrival: a ramp is its own arrival process, got --arrival ${ctx.values.arrival}`)
+      ctx.o['arrival'] = { kind: 'ramp', strategy: 'linear' }
+    }
+    const v = field === 'strategy' ? value : ctx.num(value as string, flag)
+    ctx.o['arrival'] = { ...(ctx.o['arrival'] as object), [field]: v }
+  }
+
 /**
  * The flags of `run`, `sweep` and `capacity`, each declared once with its help and the option it sets: our option
  * names in kebab case, and bench_serving's and `vllm bench serve`'s names where they mean the same, so their users'
@@ -57,6 +78,14 @@ export const RUN_FLAG_GROUPS = {
       ...number('burstiness'),
     },
     speedup: { type: 'string', arg: 'X', help: "a trace's times divided by X", ...number('speedup') },
+    'ramp-up-strategy': {
+      type: 'string',
+      arg: 'linear|exponential',
+      help: "the rate rises from --ramp-up-start-rps to --ramp-up-end-rps over the run (vllm bench serve's ramp-up; Poisson gaps at each request's rate; default linear)",
+      set: ramp('strategy'),
+    },
+    'ramp-up-start-rps': { type: 'string', arg: 'A', help: "the ramp's first rate (req/s)", set: ramp('startRps') },
+    'ramp-up-end-rps': { type: 'string', arg: 'B', help: "the ramp's last rate (req/s)", set: ramp('endRps') },
     seed: { type: 'string', arg: 'N', help: 'the seed of arrivals and prompts (default 42)', ...number('seed') },
     users: {
       type: 'string',

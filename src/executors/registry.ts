@@ -3,6 +3,7 @@ import { closedExecutor } from './closed/closed-executor.ts'
 import { conversationsExecutor } from './conversations/conversations-executor.ts'
 import type { CheckedOptions, Executor } from './executor.ts'
 import { openExecutor } from './open/open-executor.ts'
+import { rampExecutor } from './ramp/ramp-executor.ts'
 import { traceExecutor } from './trace/trace-executor.ts'
 
 /**
@@ -13,6 +14,7 @@ export const EXECUTORS = [
   traceExecutor,
   conversationsExecutor,
   closedExecutor,
+  rampExecutor,
   openExecutor,
 ] as const satisfies readonly Executor[]
 
