@@ -4,7 +4,8 @@ import { type LaunchSpec, launchProcess } from './launch-process.ts'
 import type { StartedServer } from './started-server.ts'
 
 const PORT_ATTEMPTS = 3
-const CLASH = /EADDRINUSE|address already in use/iu
+// Node's EADDRINUSE, and the simulator's own refusal ("`--port`: 127.0.0.1:N is already in use")
+const CLASH = /EADDRINUSE|address already in use|is already in use/iu
 
 /**
  * Picks a free port, builds the spec for it and launches; if the server dies because another process took
