@@ -23,7 +23,8 @@ export type FromForwarder =
   | { t: 'responded'; status: number; errorCode: string }
   | { t: 'retried'; worker: string }
   | { t: 'exhausted' }
-  | { t: 'behind'; seconds: number }
+  /** Spans the thread was behind, epoch ms: [start, end, start, end, …]. */
+  | { t: 'late'; spans: number[] }
 
 /** The main thread's answers. */
 export type ToForwarder =

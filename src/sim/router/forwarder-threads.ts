@@ -12,15 +12,14 @@ const forwarderUrl = new URL(
 /**
  * Starts `count` forwarder threads on the router's port and answers them: each pick is made by the main thread's
  * desk (its policy, counts and breakers), each admission by its limit, each metric counted in its registry, so the
- * router decides exactly as with one thread. Resolves when every thread listens; `behindS` sums how far their
- * event loops fell behind.
+ * router decides exactly as with one thread. Resolves when every thread listens; the spans their event loops
+ * fell behind join the router's own (metrics.late).
  */
 export async function startForwarders(
   count: number,
   data: Omit<ForwarderData, 'thread'>,
   ctx: { desk: RouteDesk; limit: ConcurrencyLimit; metrics: RouterMetrics },
-): Promise<{ behindS: () => number }> {
-  const behind = new Array<number>(count).fill(0)
+): Promise<void> {
   const started = Array.from({ length: count }, (_, k) => {
     const worker = new Worker(forwarderUrl, { workerData: { ...data, thread: k + 1 } })
     // a thread's failure ends the router, as a crash of the real one would: never a port half served
@@ -61,12 +60,12 @@ export async function startForwarders(
             return ctx.desk.retried(m.worker)
           case 'exhausted':
             return ctx.desk.exhausted()
-          case 'behind':
-            behind[k] = m.seconds
+          case 'late':
+            for (let i = 0; i + 1 < m.spans.length; i += 2)
+              ctx.metrics.late.add(m.spans[i] as number, m.spans[i + 1] as number)
         }
       })
     })
   })
   await Promise.all(started)
-  return { behindS: () => behind.reduce((a, b) => a + b, 0) }
 }

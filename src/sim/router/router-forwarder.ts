@@ -114,5 +114,16 @@ const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
   })
 })
 server.listen({ port: data.port, host: cfg.host, reusePort: true }, () => tell({ t: 'listening' }))
-const meter = new FellBehindMeter()
-setInterval(() => tell({ t: 'behind', seconds: meter.seconds }), BEHIND_EVERY_MS).unref()
+// the spans this thread was behind go to the main thread, which joins them with its own and its siblings'
+let spans: number[] = []
+new FellBehindMeter({
+  onLate: (seconds, atMs) => {
+    const end = performance.timeOrigin + atMs
+    spans.push(end - seconds * 1000, end)
+  },
+})
+setInterval(() => {
+  if (spans.length === 0) return
+  tell({ t: 'late', spans })
+  spans = []
+}, BEHIND_EVERY_MS).unref()

@@ -1,11 +1,12 @@
 import { Counter, Gauge, Registry } from 'prom-client'
 import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
+import { LateUnion } from '../shared/late-union.ts'
 
 /** The router's Prometheus series, under sglang-router ≥ 0.3's smg_* names. */
 export class RouterMetrics {
   readonly registry = new Registry()
-  /** Forwarder threads' fell-behind seconds, summed into the router's own. */
-  readonly behindElsewhere: Array<() => number> = []
+  /** When any of the router's threads was behind (its forwarder threads send theirs), joined: wall time. */
+  readonly late = new LateUnion()
   readonly httpRequests: Counter
   readonly httpResponses: Counter
   readonly routerRequests: Counter
@@ -75,8 +76,13 @@ export class RouterMetrics {
       labelNames: ['result'],
       registers,
     })
-    const meter = new FellBehindMeter()
-    const behindElsewhere = this.behindElsewhere
+    const late = this.late
+    new FellBehindMeter({
+      onLate: (seconds, atMs) => {
+        const end = performance.timeOrigin + atMs
+        late.add(end - seconds * 1000, end)
+      },
+    })
     // the simulator's own, as the worker's: what a run checks before it believes the router's timings
     new Counter({
       name: 'llmperf_sim:fell_behind_seconds_total',
@@ -84,7 +90,7 @@ export class RouterMetrics {
       registers,
       collect() {
         this.reset()
-        this.inc(meter.seconds + behindElsewhere.reduce((sum, seconds) => sum + seconds(), 0))
+        this.inc(late.seconds)
       },
     })
   }

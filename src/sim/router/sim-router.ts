@@ -207,12 +207,7 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
     // the forwarders pass every route but the data plane here, where the registry and the metrics are
     const admin = createServer({ keepAliveTimeout: 5000 }, (req, res) => server.emit('request', req, res))
     const adminPort = await listen(admin, 0, '127.0.0.1')
-    const forwarders = await startForwarders(
-      threads - 1,
-      { argv: [...argv], port, adminPort, limitEnabled: fwd.limit.enabled },
-      fwd,
-    )
-    metrics.behindElsewhere.push(forwarders.behindS)
+    await startForwarders(threads - 1, { argv: [...argv], port, adminPort, limitEnabled: fwd.limit.enabled }, fwd)
     log(`Forwarding on ${threads} threads (SO_REUSEPORT); routing decided on the main thread`)
   }
   if (cfg.port !== 0) port = await listen(server, cfg.port, cfg.host, threads > 1)

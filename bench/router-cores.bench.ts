@@ -1,0 +1,105 @@
+import { execFileSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { availableParallelism, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
+import { launchTopology } from '../src/plugin/launch-topology.ts'
+
+/**
+ * Issue 35's router figure, for a host with cores to spare (the 16-core GPU host: `node bench/router-cores.bench.ts`):
+ * 8 simulated workers at --speed 8 (ROUTER_CORES_SPEED) on cores 8–15, the simulated router with --forwarder-threads 1, 2 and 4 on cores
+ * 0–3, and bench/raw-stream-client.ts (a client that costs next to nothing a chunk) in 4 processes on cores 4–7,
+ * 256 closed-loop streams (ROUTER_CORES_STREAMS) × 512 tokens for 10 s. Prints, per thread count: chunks a second, the router's CPU a chunk
+ * (/proc, all threads), the time it fell behind (its llmperf_sim:fell_behind_seconds_total), and each router
+ * thread's share of a core, so the thread that saturates is named. Targets: ≥ 250k chunks/s, ≤ 0.1 s behind.
+ */
+/** ROUTER_CORES_TRY=1 runs it on a smaller host (cores taken modulo the host's): to try the script, not to measure. */
+const TRY = process.env['ROUTER_CORES_TRY'] === '1'
+const SECONDS = TRY ? 3 : 10
+const STREAMS = Number(process.env['ROUTER_CORES_STREAMS'] ?? 256)
+const SPEED = Number(process.env['ROUTER_CORES_SPEED'] ?? 8)
+const TOKENS = 512
+const CLIENTS = 4
+
+const core = (n: number): number => (TRY ? n % availableParallelism() : n)
+const taskset = (pid: number, cpus: string): void => {
+  execFileSync('taskset', ['-a', '-pc', cpus, String(pid)], { stdio: 'ignore' })
+}
+
+/** CPU seconds of each thread of a process (/proc/PID/task/TID/stat, user + system), by thread name and id. */
+function threadCpu(pid: number): Map<string, number> {
+  const out = new Map<string, number>()
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      out.set(`${name}#${tid}`, (Number(f[11]) + Number(f[12])) / 100)
+    } catch {
+      // a thread that ended meanwhile
+    }
+  }
+  return out
+}
+
+async function fellBehindS(metricsUrl: string): Promise<number> {
+  const text = await (await fetch(metricsUrl)).text()
+  return Number(/^llmperf_sim:fell_behind_seconds_total (\S+)$/mu.exec(text)?.[1] ?? Number.NaN)
+}
+
+async function measure(threads: number): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-router-cores-'))
+  await using topo = await launchTopology(
+    `router-${threads}`,
+    {
+      workers: 8,
+      router: { policy: 'round_robin', args: ['--forwarder-threads', String(threads)] },
+      sim: { speed: SPEED, nodeArgs: [] },
+    },
+    { logDir: dir },
+  )
+  const router = topo.router?.pid as number
+  taskset(router, TRY ? '0' : `0-${Math.min(3, threads - 1)}`)
+  for (const [i, w] of topo.workers.entries()) taskset(w.pid as number, String(core(8 + i)))
+  const metrics = topo.router?.metricsUrl ?? `${topo.url}/metrics`
+  const behind0 = await fellBehindS(metrics)
+  const cpu0 = threadCpu(router)
+  const clients = Array.from({ length: CLIENTS }, () =>
+    execa(process.execPath, [
+      fileURLToPath(new URL('./raw-stream-client.ts', import.meta.url)),
+      topo.url,
+      String(STREAMS / CLIENTS),
+      String(SECONDS),
+      String(TOKENS),
+    ]),
+  )
+  for (const [i, c] of clients.entries()) taskset(c.pid as number, String(core(4 + i)))
+  const runs = (await Promise.all(clients)).map(
+    (c) => JSON.parse(String(c.stdout)) as { chunks: number; seconds: number; errors: number },
+  )
+  const cpu1 = threadCpu(router)
+  const behind = (await fellBehindS(metrics)) - behind0
+  const chunks = runs.reduce((a, r) => a + r.chunks, 0)
+  const seconds = Math.max(...runs.map((r) => r.seconds))
+  const used = [...cpu1].map(([k, v]) => [k, v - (cpu0.get(k) ?? 0)] as const).filter(([, v]) => v > 0.05)
+  const total = used.reduce((a, [, v]) => a + v, 0)
+  return (
+    `${(chunks / seconds / 1000).toFixed(0)}k chunks/s, ${((total * 1e6) / chunks).toFixed(1)} µs a chunk, fell ` +
+    `behind ${behind.toFixed(2)} s of ${seconds.toFixed(1)} s; threads (share of a core): ` +
+    used
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k.split('#')[0]} ${((100 * v) / seconds).toFixed(0)} %`)
+      .join(', ') +
+    (runs.some((r) => r.errors > 0) ? `; ${runs.reduce((a, r) => a + r.errors, 0)} client errors` : '')
+  )
+}
+
+if (availableParallelism() < 16 && !TRY) {
+  process.stdout.write(`router-cores: needs 16 cores (this host has ${availableParallelism()}); skipped\n`)
+} else {
+  for (const threads of [1, 2, 4])
+    process.stdout.write(
+      `router --forwarder-threads ${threads} (target ≥ 250k chunks/s, ≤ 0.1 s behind): ${await measure(threads)}\n`,
+    )
+}
