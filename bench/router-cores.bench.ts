@@ -13,6 +13,8 @@ import { launchTopology } from '../src/plugin/launch-topology.ts'
  * 256 closed-loop streams (ROUTER_CORES_STREAMS) × 512 tokens for 10 s. Prints, per thread count: chunks a second, the router's CPU a chunk
  * (/proc, all threads), the time it fell behind (its llmperf_sim:fell_behind_seconds_total), and each router
  * thread's share of a core, so the thread that saturates is named. Targets: ≥ 250k chunks/s, ≤ 0.1 s behind.
+ * ROUTER_CORES_THREADS=4 picks the thread counts; ROUTER_CORES_NODE_ARGS (e.g. --trace-gc) goes to every simulator
+ * process, and the logs' folder is printed.
  */
 /** ROUTER_CORES_TRY=1 runs it on a smaller host (cores taken modulo the host's): to try the script, not to measure. */
 const TRY = process.env['ROUTER_CORES_TRY'] === '1'
@@ -50,12 +52,13 @@ async function fellBehindS(metricsUrl: string): Promise<number> {
 
 async function measure(threads: number): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-router-cores-'))
+  if (process.env['ROUTER_CORES_NODE_ARGS'] !== undefined) process.stdout.write(`logs: ${dir}\n`)
   await using topo = await launchTopology(
     `router-${threads}`,
     {
       workers: 8,
       router: { policy: 'round_robin', args: ['--forwarder-threads', String(threads)] },
-      sim: { speed: SPEED, nodeArgs: [] },
+      sim: { speed: SPEED, nodeArgs: (process.env['ROUTER_CORES_NODE_ARGS'] ?? '').split(' ').filter((a) => a !== '') },
     },
     { logDir: dir },
   )
@@ -98,7 +101,7 @@ async function measure(threads: number): Promise<string> {
 if (availableParallelism() < 16 && !TRY) {
   process.stdout.write(`router-cores: needs 16 cores (this host has ${availableParallelism()}); skipped\n`)
 } else {
-  for (const threads of [1, 2, 4])
+  for (const threads of (process.env['ROUTER_CORES_THREADS'] ?? '1,2,4').split(',').map(Number))
     process.stdout.write(
       `router --forwarder-threads ${threads} (target ≥ 250k chunks/s, ≤ 0.1 s behind): ${await measure(threads)}\n`,
     )
