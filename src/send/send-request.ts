@@ -16,6 +16,7 @@ import {
   IncompleteStreamError,
   LineTooLongError,
 } from './classify-error.ts'
+import { GenerateEventReader } from './generate-events.ts'
 import type { Observation } from './observation.ts'
 import { parseChunk } from './parse-chunk.ts'
 import { API_PATHS, type Api } from './request-body.ts'
@@ -142,6 +143,18 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
   let done = false
   let failure: unknown
   let tooLong = false
+  const lineTooLong = (): void => {
+    tooLong = true
+    failure = new LineTooLongError(`an SSE line longer than ${ctx.maxLineBytes} characters (maxLineBytes)`)
+  }
+  const apply = (payload: () => unknown): void => {
+    try {
+      interpretPayload(ctx.api, payload(), obs, ctx.nowMs())
+    } catch (err) {
+      failure = err
+    }
+  }
+  const wantText = obs.answer !== undefined || obs.answerIds !== undefined
   const parser = createParser({
     maxBufferSize: ctx.maxLineBytes,
     onEvent(event) {
@@ -154,30 +167,48 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
         failure = new PayloadError(`server error event: ${errorDetail(event.data)}`)
         return
       }
-      try {
-        interpretPayload(
-          ctx.api,
-          parseChunk(ctx.api, event.data, obs.answer !== undefined || obs.answerIds !== undefined),
-          obs,
-          ctx.nowMs(),
-        )
-      } catch (err) {
-        failure = err
-      }
+      apply(() => parseChunk(ctx.api, event.data, wantText))
     },
     onError(err) {
       if (done || failure !== undefined) return
       if (err.type === 'max-buffer-size-exceeded') {
-        tooLong = true
-        failure = new LineTooLongError(`an SSE line longer than ${ctx.maxLineBytes} characters (maxLineBytes)`)
+        lineTooLong()
         return
       }
       failure = errorInField(err) ?? failure
     },
   })
+  // SGLang's /generate read from its bytes (only meta_info decoded); anything else, and a conversation's turns
+  // (which keep the answer's text), through the standard SSE parser
+  const reader =
+    ctx.api === 'generate' && !wantText
+      ? new GenerateEventReader(
+          {
+            generate: (nonEmpty, metaJson, data) => {
+              if (done || failure !== undefined) return
+              apply(() => {
+                try {
+                  return { text: nonEmpty ? ' ' : '', meta_info: JSON.parse(metaJson) }
+                } catch {
+                  // meta_info was not the last key after all
+                  return JSON.parse(data())
+                }
+              })
+            },
+            done: () => {
+              if (failure === undefined) done = true
+            },
+            other: (text) => parser.feed(text),
+            tooLong: () => {
+              if (!done && failure === undefined) lineTooLong()
+            },
+          },
+          ctx.maxLineBytes,
+        )
+      : undefined
+  if (reader === undefined) body.setEncoding('utf8')
   // 'data' events, not for-await: no promise per chunk; [DONE] ends the response even where the server keeps
   // the body open (pings, or silence)
-  body.setEncoding('utf8')
   await new Promise<void>((resolve, reject) => {
     const stop = (): void => {
       body.off('data', onData)
@@ -185,8 +216,9 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
       body.off('error', reject)
       resolve()
     }
-    const onData = (chunk: string): void => {
-      parser.feed(chunk)
+    const onData = (chunk: string | Buffer): void => {
+      if (reader === undefined) parser.feed(chunk as string)
+      else reader.feed(chunk as Buffer)
       if (failure !== undefined || done || tooLong) stop()
     }
     body.on('data', onData)

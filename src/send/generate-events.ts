@@ -1,0 +1,106 @@
+const LF = 0x0a
+const CR = 0x0d
+/** An SGLang /generate event as it streams: one `data:` line holding the cumulative text first. */
+const GENERATE_EVENT = Buffer.from('data: {"text":"')
+const DONE_EVENT = Buffer.from('data: [DONE]')
+/** Where SGLang puts meta_info: last, after the cumulative text and output_ids. */
+const META_KEY = Buffer.from(',"meta_info":{')
+const CLOSE_BRACE = 0x7d
+const QUOTE = 0x22
+
+export interface GenerateEventSink {
+  /**
+   * An SGLang-shaped event: whether its text is non-empty, its meta_info's JSON text, and its whole data (for when
+   * meta_info was not the last key after all).
+   */
+  generate: (nonEmptyText: boolean, metaJson: string, data: () => string) => void
+  done: () => void
+  /** Any other event, whole (its lines and the blank line that ends it), for the standard SSE parser. */
+  other: (text: string) => void
+  /** A line longer than the cap. */
+  tooLong: () => void
+}
+
+/**
+ * SGLang's /generate stream read from its bytes. Each event repeats the whole answer so far (its text and output
+ * ids), so a 128-token answer is ~140 KB of events of which the client needs only each one's meta_info (~300 bytes)
+ * and whether its text is empty: decoding every event to a string and handing it to an SSE parser cost ~30 % of the
+ * client's CPU a chunk (issue 35). Events are cut at the blank line that ends them (a newline byte is never part of
+ * a multi-byte character); one that is a single `data: {"text":"…,"meta_info":{…}}` line is read here, and any other
+ * (comments, `event:`/`id:` fields, several data lines, an error field) goes whole to the SSE parser. A stream with
+ * a carriage return anywhere (CRLF line ends) goes to the parser from there on, as it came.
+ */
+export class GenerateEventReader {
+  #pending: Buffer | undefined
+  #standard = false
+  readonly #decoder = new TextDecoder()
+  readonly sink: GenerateEventSink
+  readonly maxLineBytes: number
+
+  constructor(sink: GenerateEventSink, maxLineBytes: number) {
+    this.sink = sink
+    this.maxLineBytes = maxLineBytes
+  }
+
+  /** False once the stream left this reader for the standard parser (see `other`). */
+  get fast(): boolean {
+    return !this.#standard
+  }
+
+  feed(chunk: Buffer): void {
+    if (this.#standard) {
+      this.sink.other(this.#decoder.decode(chunk, { stream: true }))
+      return
+    }
+    const buf = this.#pending === undefined ? chunk : Buffer.concat([this.#pending, chunk])
+    this.#pending = undefined
+    if (chunk.indexOf(CR) >= 0) {
+      this.#standard = true
+      this.sink.other(this.#decoder.decode(buf, { stream: true }))
+      return
+    }
+    let at = 0
+    for (;;) {
+      const end = buf.indexOf('\n\n', at)
+      if (end < 0) break
+      this.#event(buf.subarray(at, end), buf.subarray(at, end + 2))
+      at = end + 2
+    }
+    if (at < buf.length) {
+      const rest = buf.subarray(at)
+      if (rest.length <= this.maxLineBytes)
+        // a copy: the rest of a large read must not keep the whole read alive
+        this.#pending = Buffer.from(rest)
+      else if (rest.indexOf(LF) < 0) this.sink.tooLong()
+      else {
+        // a long event of several lines: the standard parser judges its lines
+        this.#standard = true
+        this.sink.other(this.#decoder.decode(rest, { stream: true }))
+      }
+    }
+  }
+
+  #event(event: Buffer, whole: Buffer): void {
+    if (event.length > this.maxLineBytes && event.indexOf(LF) < 0) {
+      this.sink.tooLong()
+      return
+    }
+    if (event.equals(DONE_EVENT)) {
+      this.sink.done()
+      return
+    }
+    const meta = event.lastIndexOf(META_KEY)
+    if (
+      meta > 0 &&
+      event.indexOf(LF) < 0 &&
+      event[event.length - 1] === CLOSE_BRACE &&
+      event.subarray(0, GENERATE_EVENT.length).equals(GENERATE_EVENT)
+    ) {
+      // `{"text":""` is an empty text; the meta_info object runs to the event's last brace but one
+      const metaJson = event.toString('utf8', meta + META_KEY.length - 1, event.length - 1)
+      this.sink.generate(event[GENERATE_EVENT.length] !== QUOTE, metaJson, () => event.toString('utf8', 6))
+      return
+    }
+    this.sink.other(whole.toString('utf8'))
+  }
+}
