@@ -1,10 +1,11 @@
+import { META_KEY as META_TEXT } from './parse-chunk.ts'
+
 const LF = 0x0a
 const CR = 0x0d
 /** An SGLang /generate event as it streams: one `data:` line holding the cumulative text first. */
 const GENERATE_EVENT = Buffer.from('data: {"text":"')
 const DONE_EVENT = Buffer.from('data: [DONE]')
-/** Where SGLang puts meta_info: last, after the cumulative text and output_ids. */
-const META_KEY = Buffer.from(',"meta_info":{')
+const META_KEY = Buffer.from(META_TEXT)
 const CLOSE_BRACE = 0x7d
 const QUOTE = 0x22
 
@@ -24,11 +25,11 @@ export interface GenerateEventSink {
 /**
  * SGLang's /generate stream read from its bytes. Each event repeats the whole answer so far (its text and output
  * ids), so a 128-token answer is ~140 KB of events of which the client needs only each one's meta_info (~300 bytes)
- * and whether its text is empty: decoding every event to a string and handing it to an SSE parser cost ~30 % of the
- * client's CPU a chunk (issue 35). Events are cut at the blank line that ends them (a newline byte is never part of
- * a multi-byte character); one that is a single `data: {"text":"…,"meta_info":{…}}` line is read here, and any other
- * (comments, `event:`/`id:` fields, several data lines, an error field) goes whole to the SSE parser. A stream with
- * a carriage return anywhere (CRLF line ends) goes to the parser from there on, as it came.
+ * and whether its text is empty: decoding every event to a string and handing it to an SSE parser took ~15 % of the
+ * load thread's time and much of its garbage (issue 35). Events are cut at the blank line that ends them (a newline
+ * byte is never part of a multi-byte character); one that is a single `data: {"text":"…,"meta_info":{…}}` line is
+ * read here, and any other (comments, `event:`/`id:` fields, several data lines, an error field) goes whole to the
+ * SSE parser. A stream with a carriage return anywhere (CRLF line ends) goes to the parser from there on, as it came.
  */
 export class GenerateEventReader {
   #pending: Buffer | undefined
@@ -40,11 +41,6 @@ export class GenerateEventReader {
   constructor(sink: GenerateEventSink, maxLineBytes: number) {
     this.sink = sink
     this.maxLineBytes = maxLineBytes
-  }
-
-  /** False once the stream left this reader for the standard parser (see `other`). */
-  get fast(): boolean {
-    return !this.#standard
   }
 
   feed(chunk: Buffer): void {

@@ -1,7 +1,19 @@
 import type { Api } from './request-body.ts'
 
 /** Where SGLang puts meta_info: last, after the cumulative text and output_ids. */
-const META_KEY = ',"meta_info":{'
+export const META_KEY = ',"meta_info":{'
+
+/**
+ * An SGLang chunk as the client reads it: its meta_info, and a text that is only as empty as the chunk's own. Where
+ * meta_info was not the last key after all (its JSON does not parse alone), the chunk's whole data.
+ */
+export function metaOnlyChunk(nonEmptyText: boolean, metaJson: string, data: () => string): unknown {
+  try {
+    return { text: nonEmptyText ? ' ' : '', meta_info: JSON.parse(metaJson) }
+  } catch {
+    return JSON.parse(data())
+  }
+}
 
 /**
  * One event's JSON. SGLang's /generate stream repeats the whole text so far in every chunk, so parsing it all
@@ -13,13 +25,6 @@ export function parseChunk(api: Api, data: string, wantText = false): unknown {
   if (wantText || api !== 'generate' || !data.startsWith('{"text":"')) return JSON.parse(data)
   const at = data.lastIndexOf(META_KEY)
   if (at < 0 || data.charCodeAt(data.length - 1) !== 0x7d) return JSON.parse(data)
-  let meta: unknown
-  try {
-    meta = JSON.parse(data.slice(at + META_KEY.length - 1, -1))
-  } catch {
-    // meta_info was not the last key after all
-    return JSON.parse(data)
-  }
   // the text is the first key: `{"text":""` is an empty one
-  return { text: data.charCodeAt(9) === 0x22 ? '' : ' ', meta_info: meta }
+  return metaOnlyChunk(data.charCodeAt(9) !== 0x22, data.slice(at + META_KEY.length - 1, -1), () => data)
 }

@@ -18,7 +18,7 @@ import {
 } from './classify-error.ts'
 import { GenerateEventReader } from './generate-events.ts'
 import type { Observation } from './observation.ts'
-import { parseChunk } from './parse-chunk.ts'
+import { metaOnlyChunk, parseChunk } from './parse-chunk.ts'
 import { API_PATHS, type Api } from './request-body.ts'
 
 export interface SendContext {
@@ -186,14 +186,7 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
           {
             generate: (nonEmpty, metaJson, data) => {
               if (done || failure !== undefined) return
-              apply(() => {
-                try {
-                  return { text: nonEmpty ? ' ' : '', meta_info: JSON.parse(metaJson) }
-                } catch {
-                  // meta_info was not the last key after all
-                  return JSON.parse(data())
-                }
-              })
+              apply(() => metaOnlyChunk(nonEmpty, metaJson, data))
             },
             done: () => {
               if (failure === undefined) done = true
