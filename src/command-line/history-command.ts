@@ -14,14 +14,18 @@ const HISTORY_FLAGS = {
   db: {
     type: 'string',
     arg: 'DB',
-    help: `the SQLite file (default ${DEFAULT_HISTORY_DB}), or postgres://user:pass@host/db: a PostgreSQL database shared by CI runners (tables in schema llm_perf, created on first use)`,
+    help:
+      `the SQLite file (default ${DEFAULT_HISTORY_DB}), or postgres://user:pass@host/db: a PostgreSQL database ` +
+      'shared by CI runners (tables in schema llm_perf, created on first use)',
   },
   label: { type: 'string', multiple: true, arg: 'k=v', help: 'record: a label of the runs (repeatable)' },
   metric: {
     type: 'string',
     multiple: true,
     arg: 'M',
-    help: `a figure as summary.json names it: ttft.p99, tpot.p50, total_latency.mean, output_token_throughput, … (default ${DEFAULT_METRICS.join(', ')})`,
+    help:
+      'a figure as summary.json names it: ttft.p99, tpot.p50, total_latency.mean, output_token_throughput, … ' +
+      `(default ${DEFAULT_METRICS.join(', ')})`,
   },
   branch: { type: 'string', arg: 'NAME', help: "check: only this branch's runs" },
   'any-environment': { type: 'boolean', help: 'check: compare runs across server versions and hosts' },

@@ -29,6 +29,14 @@ const number = (key: string) => ({ option: { key, as: 'number' } }) as const
 const text = (key: string) => ({ option: { key, as: 'text' } }) as const
 const isRandom = (ctx: SetContext): boolean => ctx.dataset()['kind'] === 'random'
 
+/** A number the `dataset` option takes, set where the dataset's kind has it: random prompts', a file's, or any. */
+const datasetNumber = (flag: string, key: string, kinds: 'random' | 'file' | 'any') => ({
+  set: (v: string | string[] | boolean, ctx: SetContext): void => {
+    const n = ctx.num(v as string, flag)
+    if (n !== undefined && (kinds === 'any' || isRandom(ctx) === (kinds === 'random'))) ctx.dataset()[key] = n
+  },
+})
+
 /** `--ramp-up-*` each set one field of a ramp arrival (vllm bench serve's ramp-up: the rate goes from A to B). */
 const ramp =
   (field: 'strategy' | 'startRps' | 'endRps') =>
@@ -81,7 +89,9 @@ export const RUN_FLAG_GROUPS = {
     'ramp-up-strategy': {
       type: 'string',
       arg: 'linear|exponential',
-      help: "the rate rises from --ramp-up-start-rps to --ramp-up-end-rps over the run (vllm bench serve's ramp-up; Poisson gaps at each request's rate; default linear)",
+      help:
+        'the rate rises from --ramp-up-start-rps to --ramp-up-end-rps over the run ' +
+        "(vllm bench serve's ramp-up; Poisson gaps at each request's rate; default linear)",
       set: ramp('strategy'),
     },
     'ramp-up-start-rps': { type: 'string', arg: 'A', help: "the ramp's first rate (req/s)", set: ramp('startRps') },
@@ -97,7 +107,9 @@ export const RUN_FLAG_GROUPS = {
     'max-concurrency': {
       type: 'string',
       arg: 'N',
-      help: 'at most N in flight; latency from the send, the wait for a slot apart (client queue time), as bench_serving and vllm bench mean it',
+      help:
+        'at most N in flight; latency from the send, the wait for a slot apart (client queue time), ' +
+        'as bench_serving and vllm bench mean it',
       ...number('maxConcurrency'),
     },
     'max-in-flight': {
@@ -142,29 +154,20 @@ export const RUN_FLAG_GROUPS = {
       arg: 'N',
       also: ['random-input-len'],
       help: "random prompts' length in tokens",
-      set: (v, ctx) => {
-        const n = ctx.num(v as string, 'input-len')
-        if (n !== undefined && isRandom(ctx)) ctx.dataset()['inputLen'] = n
-      },
+      ...datasetNumber('input-len', 'inputLen', 'random'),
     },
     'output-len': {
       type: 'string',
       arg: 'N',
       also: ['random-output-len'],
       help: "answers' length in tokens",
-      set: (v, ctx) => {
-        const n = ctx.num(v as string, 'output-len')
-        if (n !== undefined) ctx.dataset()['outputLen'] = n
-      },
+      ...datasetNumber('output-len', 'outputLen', 'any'),
     },
     'range-ratio': {
       type: 'string',
       arg: 'R',
       help: "random lengths drawn from [L·R, L] (bench_serving's range)",
-      set: (v, ctx) => {
-        const n = ctx.num(v as string, 'range-ratio')
-        if (n !== undefined && isRandom(ctx)) ctx.dataset()['rangeRatio'] = n
-      },
+      ...datasetNumber('range-ratio', 'rangeRatio', 'random'),
     },
     'random-range-ratio': {
       type: 'string',
@@ -181,10 +184,7 @@ export const RUN_FLAG_GROUPS = {
       type: 'string',
       arg: 'N',
       help: "a trace's tokens per hash id (default 512)",
-      set: (v, ctx) => {
-        const n = ctx.num(v as string, 'block-size')
-        if (n !== undefined && !isRandom(ctx)) ctx.dataset()['blockSize'] = n
-      },
+      ...datasetNumber('block-size', 'blockSize', 'file'),
     },
     'no-sessions': {
       type: 'boolean',
@@ -196,7 +196,9 @@ export const RUN_FLAG_GROUPS = {
     'prompt-nonce': {
       type: 'string',
       arg: 'N|off',
-      help: "random prompts' tokens differ every run so no cache answers them (default: a new nonce each run, in summary.json's options; off: the seed's prompts)",
+      help:
+        "random prompts' tokens differ every run so no cache answers them (default: a new nonce each run, " +
+        "in summary.json's options; off: the seed's prompts)",
       set: (v, ctx) => {
         ctx.o['promptNonce'] = v === 'off' ? false : ctx.num(v as string, 'prompt-nonce')
       },

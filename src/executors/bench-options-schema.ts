@@ -12,7 +12,8 @@ const words = forms.map((f) => f.words)
 export const benchOptionsSchema = baseOptionsSchema.extend({
   /**
    * Inter-arrival process: 'poisson', 'gamma' (with `burstiness`), 'constant'; `'trace'` sends each request at its
-   * trace's time (dataset kind 'trace'); and each other form an executor adds (src/executors/), an object with a `kind`.
+   * trace's time (dataset kind 'trace'); and each other form an executor adds (src/executors/), an object with a
+   * `kind`.
    * @default 'poisson'
    */
   arrival: (
