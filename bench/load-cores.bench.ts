@@ -1,10 +1,11 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
+import type { ChildFigures } from './load-generator.bench.ts'
+import { taskset } from './taskset.ts'
 
 /**
  * Issue 35's load-engine figure, for a host with cores to spare (the 16-core GPU host: `node bench/load-cores.bench.ts`,
@@ -16,22 +17,6 @@ import { launchTopology } from '../src/plugin/launch-topology.ts'
  */
 const RATE = Number(process.env['LOAD_CORES_RATE'] ?? 1000)
 const SECONDS = 10
-
-const taskset = (pid: number, cpus: string): void => {
-  execFileSync('taskset', ['-a', '-pc', cpus, String(pid)], { stdio: 'ignore' })
-}
-
-interface ChildFigures {
-  cpuUs: number
-  chunks: number
-  requests: number
-  successRate: number
-  lag: { p50: number; p99: number; max: number }
-  loop: { p99: number }
-  processes: number
-  achieved: number | null
-  scheduled: number | null
-}
 
 if (availableParallelism() < 16) {
   process.stdout.write(`load-cores: needs 16 cores (this host has ${availableParallelism()}); skipped\n`)

@@ -4,7 +4,8 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 
-interface ChildFigures {
+/** What bench/load-child.ts prints. */
+export interface ChildFigures {
   cpuUs: number
   chunks: number
   maxRssKb: number

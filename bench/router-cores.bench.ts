@@ -1,10 +1,10 @@
-import { execFileSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { availableParallelism, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
+import { taskset } from './taskset.ts'
 
 /**
  * Issue 35's router figure, for a host with cores to spare (the 16-core GPU host: `node bench/router-cores.bench.ts`):
@@ -25,9 +25,6 @@ const TOKENS = 512
 const CLIENTS = 4
 
 const core = (n: number): number => (TRY ? n % availableParallelism() : n)
-const taskset = (pid: number, cpus: string): void => {
-  execFileSync('taskset', ['-a', '-pc', cpus, String(pid)], { stdio: 'ignore' })
-}
 
 /** CPU seconds of each thread of a process (/proc/PID/task/TID/stat, user + system), by thread name and id. */
 function threadCpu(pid: number): Map<string, number> {

@@ -3,12 +3,7 @@
 #   run(command: 'bash bench/device/load-cores.sh', carry: ['.device/node.xz', '.device/node_modules-dev.tar.xz'])
 # (.device/ as bench/device/unit-under-hog.sh says). Writes its lines to $OUT/load-cores.txt.
 set -euo pipefail
-repo=$(pwd)
-out=${OUT:-/tmp/out}
-mkdir -p "$out" /tmp/w
-xz -dc "$repo/.device/node.xz" >/tmp/w/node && chmod +x /tmp/w/node
-export PATH=/tmp/w:$PATH
-tar xJf "$repo/.device/node_modules-dev.tar.xz" -C "$repo"
+. bench/device/node-env.sh
 for rate in ${LOAD_CORES_RATES:-500 1000}; do
   LOAD_CORES_RATE=$rate node bench/load-cores.bench.ts 2>&1 | grep -v '^vitest-llm-perf:' | tee -a "$out/load-cores.txt"
 done

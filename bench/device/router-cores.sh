@@ -3,13 +3,7 @@
 #   run(command: 'bash bench/device/router-cores.sh', carry: ['.device/node.xz', '.device/node_modules-dev.tar.xz'])
 # (.device/ as bench/device/unit-under-hog.sh says). Writes its lines to $OUT/router-cores.txt.
 set -euo pipefail
-repo=$(pwd)
-out=${OUT:-/tmp/out}
-mkdir -p "$out" /tmp/w
-xz -dc "$repo/.device/node.xz" >/tmp/w/node && chmod +x /tmp/w/node
-export PATH=/tmp/w:$PATH
-tar xJf "$repo/.device/node_modules-dev.tar.xz" -C "$repo"
-nproc >"$out/nproc.txt"
+. bench/device/node-env.sh
 node bench/router-cores.bench.ts 2>&1 | tee "$out/router-cores.txt"
 # more than the workers' 256 streams at speed 8 can carry: the router, not the simulated GPUs, sets the rate
 ROUTER_CORES_STREAMS=512 ROUTER_CORES_SPEED=16 node bench/router-cores.bench.ts 2>&1 | tee -a "$out/router-cores.txt"

@@ -8,13 +8,7 @@ set -euo pipefail
 project=${1:?usage: unit-under-hog.sh unit|unit-timing [copies] [hog|nohog]}
 copies=${2:-5}
 hog=${3:-hog}
-repo=$(pwd)
-out=${OUT:-/tmp/out}
-mkdir -p "$out" /tmp/w
-xz -dc "$repo/.device/node.xz" >/tmp/w/node && chmod +x /tmp/w/node
-export PATH=/tmp/w:$PATH
-tar xJf "$repo/.device/node_modules-dev.tar.xz" -C "$repo"
-nproc >"$out/nproc.txt"
+. bench/device/node-env.sh
 pids=()
 for i in $(seq 0 $((copies - 1))); do
   cores="$((2 * i)),$((2 * i + 1))"
