@@ -9,11 +9,15 @@ const CLASH = /EADDRINUSE|address already in use|is already in use/iu
 
 /**
  * Picks a free port, builds the spec for it and launches; if the server dies because another process took
- * the port in between, it tries again with a new one.
+ * the port in between, it tries again with a new one. A spec that needs more ports (a router's Prometheus port)
+ * picks them in `build`, so a retry picks them afresh too.
  */
-export async function launchWithFreePort(host: string, build: (port: number) => LaunchSpec): Promise<StartedServer> {
+export async function launchWithFreePort(
+  host: string,
+  build: (port: number) => LaunchSpec | Promise<LaunchSpec>,
+): Promise<StartedServer> {
   for (let attempt = 1; ; attempt++) {
-    const spec = build(await freePort(host))
+    const spec = await build(await freePort(host))
     try {
       return await launchProcess(spec)
     } catch (err) {

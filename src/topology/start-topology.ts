@@ -44,16 +44,17 @@ export async function startTopology(
   let metricsUrl: string | undefined
   if (t.router !== undefined) {
     try {
-      const promPort = await freePort(t.host)
-      router = await launchWithFreePort(t.host, (port) =>
-        routerSpec(
+      let promPort = 0
+      router = await launchWithFreePort(t.host, async (port) => {
+        promPort = await freePort(t.host)
+        return routerSpec(
           t,
           full,
           workers.map((w) => w.url),
           port,
           promPort,
-        ),
-      )
+        )
+      })
       metricsUrl = `http://${t.host}:${promPort}/metrics`
     } catch (err) {
       await Promise.allSettled(workers.map((w) => w.stop()))

@@ -114,18 +114,19 @@ export class StartedTopology {
       ...this.#options,
       router: { policy, args: [...(this.#options.router?.args ?? []), ...args], env: this.#options.router?.env ?? {} },
     }
-    const promPort = await freePort(options.host)
     const label = `router-${policy}-${this.#extraRouters.length + 1}`
-    const router = await launchWithFreePort(options.host, (port) =>
-      routerSpec(
+    let promPort = 0
+    const router = await launchWithFreePort(options.host, async (port) => {
+      promPort = await freePort(options.host)
+      return routerSpec(
         options,
         this.#ctx,
         this.workers.map((w) => w.url),
         port,
         promPort,
         label,
-      ),
-    )
+      )
+    })
     this.#extraRouters.push(router)
     return {
       url: router.url,

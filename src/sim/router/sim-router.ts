@@ -212,7 +212,7 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
   }
   if (cfg.port !== 0) port = await listen(server, cfg.port, cfg.host, threads > 1)
   listening = true
-  const promPort = await listen(prom, cfg.prometheusPort, cfg.prometheusHost)
+  const promPort = await listen(prom, cfg.prometheusPort, cfg.prometheusHost, false, '--prometheus-port')
   registry.startHealthChecks()
   log(`Router ready | policy: ${cfg.policy} | workers: [${cfg.workerUrls.join(', ')}]`)
   log(`Prometheus metrics on http://${cfg.prometheusHost}:${promPort}/metrics`)

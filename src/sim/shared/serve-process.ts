@@ -2,13 +2,22 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { InvalidOptionError } from '../../common/errors.ts'
 
-/** Listens and answers the bound port (0 picks a free one); `reusePort` lets other threads listen on it too. */
-export async function listen(server: Server, port: number, host: string, reusePort = false): Promise<number> {
+/**
+ * Listens and answers the bound port (0 picks a free one); `reusePort` lets other threads listen on it too. A port
+ * already taken is refused naming `flag`, the option that gave it.
+ */
+export async function listen(
+  server: Server,
+  port: number,
+  host: string,
+  reusePort = false,
+  flag = '--port',
+): Promise<number> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       // one line naming the port, not a stack: the cli prints an LlmPerfError's message alone
       if (err.code === 'EADDRINUSE')
-        reject(new InvalidOptionError('sim flags', [`\`--port\`: ${host}:${port} is already in use`]))
+        reject(new InvalidOptionError('sim flags', [`\`${flag}\`: ${host}:${port} is already in use`]))
       else reject(err)
     })
     server.listen({ port, host, reusePort }, () => resolve())
