@@ -38,5 +38,10 @@ test('history: runs recorded and gated by toNotRegress; a 15 % slower server is 
       caught = (err as Error).message
     }
   }
-  expect(caught).toMatch(/✗ tpot\.p50 regressed at run 9 of \d+ .*: [\d.]+ → [\d.]+ \(\+\d+\.\d %, 95 % interval/u)
+  // the change is where the slower server began, run 9, give or take one: a busy machine can make the run before it
+  // slow too (a CI run found it at run 8: 2.039 → 2.368 ms, the fast runs 5–7 before it, p = 0.004), as the history
+  // test allows the change at run 31 ± 2
+  expect(caught).toMatch(
+    /✗ tpot\.p50 regressed at run (8|9|10) of \d+ .*: [\d.]+ → [\d.]+ \(\+\d+\.\d %, 95 % interval/u,
+  )
 })
