@@ -1,4 +1,4 @@
-import { Worker } from 'node:worker_threads'
+import { MessageChannel } from 'node:worker_threads'
 import { type ClockOrigin, epochNowMs, originAt, type RunClock, startRunClock } from '../common/clock.ts'
 import type { PackedDataset } from '../dataset/packed-dataset.ts'
 import { requestObservation } from '../executors/arrival-loop.ts'
@@ -6,7 +6,8 @@ import { type LoopCounts, newCounts } from '../executors/request-core.ts'
 import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
-import type { FromShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
+import { keepLoadThread, takeLoadThread } from './load-threads.ts'
+import type { FromShard, RunShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
 
 export interface ShardedRun {
   /** The run's requests and their arrivals; shard k of `shards` sends requests k, k + stride, … */
@@ -44,8 +45,6 @@ const START_MARGIN_MS = 20
 const PROGRESS_EVERY_MS = 1000
 /** A dead thread's rows are made and passed on this many at a time. */
 const LOST_BATCH = 256
-/** Each load thread's young generation (MB): small, so scavenges pause it ~0.3 ms, whatever node flags a user has. */
-const YOUNG_GENERATION_MB = 6
 
 const workerUrl = new URL(import.meta.url.endsWith('.ts') ? './shard-worker.ts' : './shard-worker.js', import.meta.url)
 
@@ -94,14 +93,13 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
       stride,
       maxInFlight: inFlightShare(t),
     }
-    const worker = new Worker(run.workerUrl ?? workerUrl, {
-      workerData: spec,
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-      stdout: false,
-      stderr: false,
-    })
+    const url = run.workerUrl ?? workerUrl
+    const worker = takeLoadThread(url)
+    // the run's own channel: a thread kept from an earlier run hears nothing of it
+    const { port1: port, port2 } = new MessageChannel()
+    let done!: () => void
     const ready = new Promise<void>((resolve) => {
-      worker.on('message', (m: FromShard) => {
+      port.on('message', (m: FromShard) => {
         if (m.type === 'ready') resolve()
         else if (m.type === 'rows') {
           counts[t] = m.counts
@@ -115,27 +113,41 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
         } else {
           counts[t] = m.counts
           health[t] = m.health
+          done()
         }
       })
     })
+    let failure: Error | undefined
+    const onError = (err: Error): void => {
+      failure = err
+    }
+    let onExit!: (code: number) => void
+    // the shard's end: its 'done' (the thread is kept for the next run), or the thread's (an error, a crash)
     const exited = new Promise<Error | undefined>((resolve) => {
-      let failure: Error | undefined
-      worker.on('error', (err) => (failure = err))
-      worker.on('exit', (code) =>
-        resolve(failure ?? (code === 0 && health[t] !== undefined ? undefined : new Error(`exit code ${code}`))),
-      )
+      done = () => resolve(undefined)
+      onExit = (code) => resolve(failure ?? new Error(`exit code ${code}`))
+      worker.on('error', onError)
+      worker.on('exit', onExit)
+    }).then((ended) => {
+      worker.off('error', onError)
+      worker.off('exit', onExit)
+      port.close()
+      if (ended === undefined) keepLoadThread(url, worker)
+      else void worker.terminate()
+      return ended
     })
-    return { worker, ready: Promise.race([ready, exited]), exited }
+    worker.postMessage({ spec, port: port2 } satisfies RunShard, [port2])
+    return { port, ready: Promise.race([ready, exited]), exited }
   })
-  const workers = started.map((s) => s.worker)
+  const ports = started.map((s) => s.port)
   await Promise.all(started.map((s) => s.ready))
   const origin = run.origin ?? originAt(epochNowMs() + START_MARGIN_MS)
   const clock = startRunClock(origin)
   run.onStart(origin)
-  for (const w of workers) w.postMessage({ type: 'go', origin } satisfies ToShard)
+  for (const p of ports) p.postMessage({ type: 'go', origin } satisfies ToShard)
   const forward = (): void => {
     const reason = run.signal?.reason instanceof Error ? run.signal.reason.message : 'aborted'
-    for (const w of workers) w.postMessage({ type: 'abort', reason } satisfies ToShard)
+    for (const p of ports) p.postMessage({ type: 'abort', reason } satisfies ToShard)
   }
   if (run.signal?.aborted) forward()
   else run.signal?.addEventListener('abort', forward, { once: true })
@@ -148,7 +160,6 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
   } finally {
     clearInterval(progressTimer)
     run.signal?.removeEventListener('abort', forward)
-    await Promise.all(workers.map((w) => w.terminate()))
   }
   run.onProgress?.(snapshot(clock))
   const worst = (pick: (l: LagSummary) => number): number => Math.max(0, ...health.map((h) => pick(h.eventLoopDelayMs)))

@@ -1,3 +1,4 @@
+import type { MessagePort } from 'node:worker_threads'
 import type { ClockOrigin } from '../common/clock.ts'
 import type { PackedDatasetData } from '../dataset/packed-dataset.ts'
 import type { Pacing } from '../executors/executor.ts'
@@ -24,6 +25,12 @@ export interface ShardSpec {
   pacing: Pacing
   send: Omit<SendContext, 'pool' | 'signal' | 'nowMs'>
   body: BodyOptions
+}
+
+/** The coordinator to a load thread: run this shard, talking on this port (its own, so no run hears another's). */
+export interface RunShard {
+  spec: ShardSpec
+  port: MessagePort
 }
 
 /** The coordinator to a shard. */

@@ -1,14 +1,16 @@
-import { parentPort, workerData } from 'node:worker_threads'
+import { parentPort } from 'node:worker_threads'
 import { shardMain } from './shard-main.ts'
-import type { ShardSpec } from './shard-spec.ts'
+import type { RunShard } from './shard-spec.ts'
 
-/** A load thread's entry: runs its shard, then closes its port so the thread ends. */
-const port = parentPort
-if (port !== null) {
-  shardMain(workerData as ShardSpec, port).then(
-    () => port.close(),
+/**
+ * A load thread's entry: runs each shard it is given on the port that came with it, then closes that port. Between
+ * runs it waits (see load-threads.ts); an error in a run ends the thread.
+ */
+parentPort?.on('message', (m: RunShard) => {
+  shardMain(m.spec, m.port).then(
+    () => m.port.close(),
     (err: unknown) => {
       throw err
     },
   )
-}
+})

@@ -1,0 +1,52 @@
+import { Worker } from 'node:worker_threads'
+
+/**
+ * How long a load thread waits for the next run before it ends. A capacity search's steps, a sweep's points and
+ * calibrate's probes follow each other within a second or two; a thread started afresh costs each of them ~200 ms of
+ * CPU (its modules loaded and compiled) before its first request.
+ */
+const IDLE_MS = 10_000
+/** Each load thread's young generation (MB): small, so scavenges pause it ~0.3 ms, whatever node flags a user has. */
+const YOUNG_GENERATION_MB = 6
+
+interface Idle {
+  worker: Worker
+  timer: NodeJS.Timeout
+}
+
+const idle = new Map<string, Idle[]>()
+
+/** A load thread running `url`'s module: one left idle by an earlier run, else a new one. */
+export function takeLoadThread(url: URL): Worker {
+  const list = idle.get(url.href) ?? []
+  for (let kept = list.pop(); kept !== undefined; kept = list.pop()) {
+    clearTimeout(kept.timer)
+    // a thread that ended while idle (threadId −1) cannot take a run
+    if (kept.worker.threadId === -1) continue
+    kept.worker.ref()
+    return kept.worker
+  }
+  return new Worker(url, {
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    stdout: false,
+    stderr: false,
+  })
+}
+
+/**
+ * Keeps a thread whose run ended cleanly for the next run, for IDLE_MS; meanwhile it holds no process open (a CLI
+ * or a test file exits as if it had ended).
+ */
+export function keepLoadThread(url: URL, worker: Worker): void {
+  const list = idle.get(url.href) ?? []
+  idle.set(url.href, list)
+  worker.unref()
+  const entry: Idle = {
+    worker,
+    timer: setTimeout(() => {
+      list.splice(list.indexOf(entry), 1)
+      void worker.terminate()
+    }, IDLE_MS).unref(),
+  }
+  list.push(entry)
+}
