@@ -7,6 +7,7 @@ const TIMING = [
   'test/capacity.test.ts',
   'test/server-metrics.test.ts',
   'test/sim-router.test.ts',
+  // issue 30's latency-judged tests (its refusals run with the unit files: issue-30-refusals.test.ts)
   'test/issue-30.test.ts',
   'test/calibrate.test.ts',
   // capacity searches and sweeps from the shell: a step sent late is invalid, and a search of invalid steps stops
