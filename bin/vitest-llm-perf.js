@@ -2,6 +2,7 @@
 // The command: in a clone of the repository the TypeScript source (Node ≥ 22.18 runs it as it is, and a
 // stale dist/ is never used); in the published package, which ships no src/, the built CLI.
 import { existsSync, readFileSync } from 'node:fs'
+import module from 'node:module'
 
 // before anything is imported: an older Node cannot even load the TypeScript source (or undici 8), so it would die
 // with ERR_UNKNOWN_FILE_EXTENSION or a SyntaxError naming nothing
@@ -17,5 +18,8 @@ if (need !== null && (major < Number(need[1]) || (major === Number(need[1]) && m
   process.exit(1)
 }
 
+// Node's compile cache (in the OS's temp folder, or NODE_COMPILE_CACHE): a command, and each simulated server the
+// tests and topologies start, loads in about half the CPU (0.45 → 0.25 s here); quiet where it cannot be enabled
+module.enableCompileCache?.()
 const source = new URL('../src/cli.ts', import.meta.url)
 await import(existsSync(source) ? source.href : new URL('../dist/cli.js', import.meta.url).href)
