@@ -7,11 +7,11 @@ import { perfProject } from './src/plugin/index.ts'
  * CPU in 59 s), so two at a time; the CPU-heavy unit files run before them.
  */
 const TIMING = [
+  'test/capacity.test.ts',
   'test/server-metrics.test.ts',
   'test/sim-router.test.ts',
   // issue 30's latency-judged tests (its refusals run with the unit files: issue-30-refusals.test.ts)
   'test/issue-30.test.ts',
-  'test/calibrate.test.ts',
   // capacity searches and sweeps from the shell: a step sent late is invalid, and a search of invalid steps stops
   'test/command-line.test.ts',
   // issue 31's capacity searches and sweeps (its other tests run with the unit files)
@@ -24,10 +24,11 @@ const TIMING = [
   'test/history.test.ts',
 ]
 /**
- * Judged by timing and alone: a stand-in server that breaks at 33 req/s by its own estimate of the arrival rate over
- * 20 gaps, which a late dispatch beside another file pushed over 33 at 30 req/s (a step unconfident, another bracket).
+ * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 20 requests a point,
+ * read +2 % with the machine to itself and +10, +14 and +19 % beside issue 30's capacity search (the simulated workers'
+ * own per-request cost grows with a neighbour, and is counted once in the fit and again by the calibrated one).
  */
-const ALONE = ['test/capacity.test.ts']
+const ALONE = ['test/calibrate.test.ts']
 
 const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
 
@@ -50,7 +51,7 @@ export default defineConfig({
         },
       },
       // the tests whose verdicts are latencies the simulator and the client produce (a capacity found, a router's
-      // spread over threads, a run judged valid): after the others, two files at a time, then the one that runs alone
+      // spread over threads, a run judged valid): after the others, two files at a time, then one alone
       {
         extends: true,
         test: {
