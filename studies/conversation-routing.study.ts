@@ -16,11 +16,13 @@ import { PROFILES } from '../src/sim/worker/profiles.ts'
 //   mean TTFT must differ by at least half what the measured difference in uncached tokens predicts (the other half
 //   is left to batching: a prefill step shared with another request's tokens takes longer for both).
 const profile = PROFILES['llama-3.1-8b-h100'] as NonNullable<(typeof PROFILES)[string]>
-const speed = 1
+// at --speed 2 (the simulator is time-scale invariant) this is 4 sessions a second and 200 ms of thought at speed 1,
+// in half the time
+const speed = 2
 const workload = {
-  rate: 4,
+  rate: 4 * speed,
   seed: 8,
-  thinkTime: 200,
+  thinkTime: 200 / speed,
   dataset: { kind: 'conversations', sessions: 32, turns: 4, systemPromptLen: 0, userTurnLen: 500, outputLen: 16 },
 } as const
 
