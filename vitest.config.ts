@@ -6,7 +6,7 @@ import { perfProject } from './src/plugin/index.ts'
 /**
  * Test files judged by timing: see the unit-timing project. Each keeps its 2-core machine ~20 % busy (calibrate: 19 s of
  * CPU in 59 s), so two at a time; the CPU-heavy unit files run before them. Longest first (seconds on CI's machine), the
- * order they run in (TimingOrder).
+ * order they run in (LongestFirst).
  */
 const TIMING = [
   // issue 30's latency-judged tests, 60 s (its refusals run with the unit files: issue-30-refusals.test.ts)
@@ -26,24 +26,49 @@ const TIMING = [
   'test/users.test.ts',
 ]
 /**
- * unit-timing's files in TIMING's order, two at a time, so the longest do not start last: without the durations of an
- * earlier run (a clean clone, CI) Vitest starts the largest files first, and there the 60 s file started a minute in.
- */
-class TimingOrder extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const sorted = await super.sort(files)
-    const rank = (f: TestSpecification): number => TIMING.findIndex((t) => f.moduleId.endsWith(t))
-    const timing = sorted.filter((f) => f.project.name === 'unit-timing').sort((a, b) => rank(a) - rank(b))
-    let k = 0
-    return sorted.map((f) => (f.project.name === 'unit-timing' ? (timing[k++] as TestSpecification) : f))
-  }
-}
-/**
  * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 20 requests a point,
  * read +2 % with the machine to itself and +10, +14 and +19 % beside issue 30's capacity search (the simulated workers'
  * own per-request cost grows with a neighbour, and is counted once in the fit and again by the calibrated one).
  */
 const ALONE = ['test/calibrate.test.ts']
+/**
+ * Files that run side by side, longest first: without the durations of an earlier run (a clean clone, CI) Vitest starts
+ * the largest files first, and there issue 30's 60 s file started a minute into unit-timing's pairs, and the 45 s
+ * calibrated-cluster study after two short ones. A project's files in its list's order, the rest after them.
+ */
+const LONGEST_FIRST: Record<string, string[]> = {
+  'unit-timing': TIMING,
+  'perf-long': ['studies/calibrated-cluster.study.ts'],
+}
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files)
+    const rank = (f: TestSpecification): number => {
+      const i = (LONGEST_FIRST[f.project.name] ?? []).findIndex((t) => f.moduleId.endsWith(t))
+      return i === -1 ? Number.POSITIVE_INFINITY : i
+    }
+    // within each project, in rank order (a stable sort keeps Vitest's order among the unranked)
+    const byProject = new Map<string, TestSpecification[]>()
+    for (const f of sorted) byProject.set(f.project.name, [...(byProject.get(f.project.name) ?? []), f])
+    for (const list of byProject.values()) list.sort((a, b) => rank(a) - rank(b))
+    const next = new Map([...byProject].map(([name, list]) => [name, list.values()]))
+    return sorted.map((f) => next.get(f.project.name)?.next().value as TestSpecification)
+  }
+}
+
+type Project = ReturnType<typeof perfProject>
+
+/** A perf project whose files run two at a time (less `exclude`). */
+const twoAtATime = (p: Project, exclude: string[]): Project => ({
+  ...p,
+  test: { ...p.test, maxWorkers: 2, fileParallelism: true, exclude: [...configDefaults.exclude, ...exclude] },
+})
+
+/** A perf project that runs after the others, with the machine to itself. */
+const alone = (p: Project): Project => ({
+  ...p,
+  test: { ...p.test, sequence: { ...p.test?.sequence, groupOrder: (p.test?.sequence?.groupOrder ?? 100) + 1 } },
+})
 
 const src = (p: string): string => fileURLToPath(new URL(`./src/${p}`, import.meta.url))
 
@@ -51,7 +76,7 @@ export default defineConfig({
   // The perf suites import the package by name, as a user's would; here that name is this source tree.
   resolve: { alias: { 'vitest-llm-perf/plugin': src('plugin/index.ts'), 'vitest-llm-perf': src('index.ts') } },
   test: {
-    sequence: { sequencer: TimingOrder },
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         extends: true,
@@ -105,23 +130,28 @@ export default defineConfig({
           },
         },
       }),
-      // the long studies (capacity searches, routing studies): `npx vitest run --project perf-long`; their paths
-      // do not say "perf", so the main job's filter leaves them out
-      perfProject({
-        name: 'perf-long',
-        include: ['studies/**/*.study.ts'],
-        topologies: {
-          // at --speed 2: routing-policies.study.ts's 80 req/s is 40 at speed 1, in half the time
-          cluster: {
-            workers: 4,
-            sim: { speed: 2 },
-            router: {
-              policy: 'cache_aware',
-              args: ['--health-check-interval-secs', '1', '--cb-timeout-duration-secs', '2'],
+      // the long studies (capacity searches, routing studies): `npx vitest run --project 'perf-long*'`; their paths
+      // do not say "perf", so the main job's filter leaves them out. Two at a time (each keeps a 2-core machine about
+      // half busy), then the capacity study alone: its searches must find exactly 2× from speed 4 to 8
+      twoAtATime(
+        perfProject({
+          name: 'perf-long',
+          include: ['studies/**/*.study.ts'],
+          topologies: {
+            // at --speed 2: routing-policies.study.ts's 80 req/s is 40 at speed 1, in half the time
+            cluster: {
+              workers: 4,
+              sim: { speed: 2 },
+              router: {
+                policy: 'cache_aware',
+                args: ['--health-check-interval-secs', '1', '--cb-timeout-duration-secs', '2'],
+              },
             },
           },
-        },
-      }),
+        }),
+        ['studies/capacity.study.ts'],
+      ),
+      alone(perfProject({ name: 'perf-long-capacity', include: ['studies/capacity.study.ts'] })),
     ],
   },
 })
