@@ -37,17 +37,6 @@ const ALONE = ['test/calibrate.test.ts']
  * calibrated-cluster study after two short ones. A project's files in its list's order, the rest after them.
  */
 const LONGEST_FIRST: Record<string, string[]> = {
-  // the unit files that take longest (seconds on this 2-vCPU machine, three at a time); by size, the tarball's started
-  // 79 s in and csv-streaming's 134 s in, the last 20 s of a 158 s run
-  unit: [
-    'test/tarball.test.ts', // 54
-    'test/orphans.test.ts', // 41
-    'test/html-report.test.ts', // 32
-    'test/issue-31.test.ts', // 26
-    'test/csv-streaming.test.ts', // 20
-    'test/issue-20.test.ts', // 21
-    'test/trace-replay.test.ts', // 21
-  ],
   'unit-timing': TIMING,
   'perf-long': ['studies/calibrated-cluster.study.ts'],
 }
