@@ -55,7 +55,10 @@ test('from the tarball in a fresh project: every command has --help with example
     const common = ['--requests', '120', '--input-len', '32', '--output-len', '8', '--seed', '3']
     const a = join(work, 'a')
     const b = join(work, 'b')
-    const runA = await cli(['run', url, '--rate', '60', ...common, '--slo', 'ttft.p99<5000', '--out-dir', a])
+    // no --slo on this one: beside the other unit files a load thread can wait for the CPU (dispatch lag p99 26 and
+    // 299 ms in two clean-clone CIs), and a judged run is then invalid, exit 1; the judged exit 0 is
+    // command-line.test.ts's, run with the machine less busy
+    const runA = await cli(['run', url, '--rate', '60', ...common, '--out-dir', a])
     expect(runA.exitCode, runA.all).toBe(0)
     expect(existsSync(join(a, 'requests.csv'))).toBe(true)
     const missed = await cli(['run', url, '--rate', '60', ...common, '--slo', 'ttft.p99<0.001', '--out-dir', b])
