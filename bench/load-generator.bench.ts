@@ -123,7 +123,7 @@ export async function loadGeneratorBench(): Promise<Record<string, string>> {
         `lag p50 / p99 / max ${ms(f.lag.p50)} / ${ms(f.lag.p99)} / ${ms(f.lag.max)} ms (target p99 ≤ 3) · ` +
         `loop delay p99 ${ms(f.loop.p99)} ms · rows ${f.requests}/5000 · success ${f.successRate} · ` +
         `achieved/scheduled ${((f.achieved ?? 0) / (f.scheduled ?? 1)).toFixed(4)} · ` +
-        `CPU ${(f.cpuUs / f.chunks).toFixed(1)} µs/chunk (busy-wait for arrivals included) · ` +
+        `CPU ${(f.cpuUs / f.chunks).toFixed(1)} µs/chunk (the wait for arrivals included) · ` +
         `receive busy ${(f.receiveBusy * 100).toFixed(0)} %`
     }
   } finally {

@@ -12,8 +12,8 @@ export interface LoopCounts {
   inFlight: number
   failures: number
   waitedForSlot: number
-  /** Time spent awake waiting for arrivals (the dispatcher's busy-wait). */
-  spinMs: number
+  /** Time the load thread spent waiting for arrivals inside its loop (the dispatcher's naps and last stretch awake). */
+  waitMs: number
 }
 
 export const newCounts = (): LoopCounts => ({
@@ -22,7 +22,7 @@ export const newCounts = (): LoopCounts => ({
   inFlight: 0,
   failures: 0,
   waitedForSlot: 0,
-  spinMs: 0,
+  waitMs: 0,
 })
 
 /** What every request loop takes: the requests, the clock, how to send, and where each row goes. */
@@ -52,9 +52,13 @@ export class RequestCore {
   readonly #total: number
   #settle: () => void = () => {}
   readonly #allDone: Promise<void>
+  /** The send context with the dispatcher's due-check on every chunk read. */
+  readonly #send: SendContext
+  #pollDue: () => void = () => {}
 
   constructor(inp: LoopInputs, total: number) {
     this.#inp = inp
+    this.#send = { ...inp.send, onChunk: () => this.#pollDue() }
     this.#total = total
     this.#allDone = new Promise<void>((resolve) => (this.#settle = resolve))
   }
@@ -74,7 +78,7 @@ export class RequestCore {
     const c = this.#inp.counts
     c.inFlight++
     c.sent++
-    return sendRequest(this.#inp.send, body, obs).then((errorType) => {
+    return sendRequest(this.#send, body, obs).then((errorType) => {
       c.inFlight--
       return errorType
     })
@@ -104,16 +108,19 @@ export class RequestCore {
     const signal = this.#inp.signal
     if (signal?.aborted) onAbort()
     else signal?.addEventListener('abort', onAbort, { once: true })
-    const waited = { spinMs: 0 }
+    const waited = { waitMs: 0 }
     try {
       await dispatchAtTargets({
         targetsMs: targetsS.map((s) => s * 1000),
         nowMs: this.#inp.clock.nowMs,
         signal,
         waiting: waited,
+        pollDue: (poll) => {
+          this.#pollDue = poll
+        },
         fire,
       })
-      this.#inp.counts.spinMs = waited.spinMs
+      this.#inp.counts.waitMs = waited.waitMs
       if (this.#total > 0) await this.#allDone
     } finally {
       signal?.removeEventListener('abort', onAbort)

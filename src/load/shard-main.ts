@@ -87,7 +87,7 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
         p99: ms(loopDelay.percentile(99)),
         max: ms(loopDelay.max),
       },
-      receiveBusy: Math.min(1, Math.max(0, (elu.active - counts.spinMs) / Math.max(1, elu.active + elu.idle))),
+      receiveBusy: Math.min(1, Math.max(0, (elu.active - counts.waitMs) / Math.max(1, elu.active + elu.idle))),
     },
   })
 }

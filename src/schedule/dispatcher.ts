@@ -4,13 +4,17 @@ import { performance } from 'node:perf_hooks'
  * Fires callbacks at absolute target times (ms from the run's start), never by sleeping the gap after the
  * previous send, so lateness never accumulates.
  *
- * setTimeout wakes only to the whole millisecond, so the last stretch before a target is spent awake.
- * Measured at 1,000 req/s on a 2-vCPU VM (`npm run bench`): spinning on setImmediate allocates ~360 bytes
- * of loop bookkeeping per turn (~180 MB/s), which more than doubles the young-generation collections;
- * sleeping precisely instead (a helper thread's Atomics.wait, or short naps) lets the CPU go idle, and
- * waking it again on a loaded VM made two to three times as many sends late. So the dispatcher stays on
- * the CPU, busy-waiting on performance.now() (allocation-free once optimised) and yielding to the event
- * loop every YIELD_EVERY_MS so responses are still read while it waits.
+ * setTimeout wakes only to the whole millisecond, so the last 2 ms before a target are slept in short blocking
+ * naps (Atomics.wait, which wakes to a few tens of microseconds), the event loop getting a turn between naps so
+ * responses are still read, and only the last 0.1 ms is spent awake. The receive path also asks, after each
+ * chunk, whether a target is due (`pollDue`): a batch's decode step reaches every stream at once, and the burst
+ * of chunks read in one event-loop turn would otherwise hold the send until the turn ends.
+ *
+ * Measured (issue 35; bench/device/load-cores.sh on the 16-core host, plain `node`): at 1,000 req/s × 128 tokens
+ * with 4 load threads, the busy-wait this replaced (2 ms awake before each arrival) gave a p99 lag of 3.1–9.2 ms
+ * at 24.6–26.3 µs of CPU a chunk; naps alone 4.5–12.0 ms at 18.5–23.4 µs; naps and the poll 1.7–2.0 ms at
+ * 19.1–19.9 µs. At 100 req/s × 128 on one core: 32.6–37.5 µs a chunk (busy-wait) → 29.6–31.9 (lag p99 4.7 →
+ * 1.5–3.8 ms).
  */
 export interface DispatchOptions {
   targetsMs: Float64Array
@@ -19,14 +23,27 @@ export interface DispatchOptions {
   /** Called once per target, in order; `lagMs` is how late it fired (≥ 0). */
   fire: (index: number, lagMs: number) => void
   signal?: AbortSignal | undefined
-  /** Adds the time spent awake waiting for arrivals: loop time that is not work (the receive-side check). */
-  waiting?: { spinMs: number }
+  /**
+   * Given a function that fires the targets already due, at once: the receive path calls it between chunks, so a
+   * burst of responses read in one event-loop turn (a batch's decode step reaches every stream at once) does not
+   * hold a send back until the turn ends.
+   */
+  pollDue?: (poll: () => void) => void
+  /** Adds the time spent waiting for arrivals inside the loop (naps and the last stretch awake): loop time that is
+   * not work, for the receive-side check. */
+  waiting?: { waitMs: number }
 }
 
-/** Below this distance to the next target the dispatcher stops sleeping and stays awake. */
-const SPIN_WINDOW_MS = 2
-/** The longest single sleep: far below setTimeout's 2^31 − 1 ms, past which Node fires it after 1 ms. */
-const MAX_NAP_MS = 60_000
+/** Below this distance to the next target setTimeout is too coarse: the dispatcher naps instead. */
+const NAP_WINDOW_MS = 2
+/** The longest nap: the event loop's turns come at least this often, so a chunk is read at most this late. */
+const NAP_MS = 0.25
+/** The last stretch before a target, spent awake: a nap's wake-up takes some tens of microseconds. */
+const AWAKE_MS = 0.1
+/** What Atomics.wait waits on: never notified, so each wait is a nap of its timeout. */
+const NAP_CELL = new Int32Array(new SharedArrayBuffer(4))
+/** The longest single timer: far below setTimeout's 2^31 − 1 ms, past which Node fires it after 1 ms. */
+const MAX_SLEEP_MS = 60_000
 /** While awake, the longest the event loop is held before sockets and timers get a turn. */
 const YIELD_EVERY_MS = 0.05
 
@@ -35,37 +52,63 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
   const { targetsMs, nowMs, fire, signal, waiting } = opts
   let next = 0
   let timer: NodeJS.Timeout | undefined
+  let stopped = false
   return new Promise((resolve) => {
     const stop = (): void => {
+      if (stopped) return
+      stopped = true
       clearTimeout(timer)
       signal?.removeEventListener('abort', stop)
       resolve(next)
     }
+    /** Fires every target due by now; true once none is left. */
+    const fireDue = (): boolean => {
+      let now = nowMs()
+      while (next < targetsMs.length && (targetsMs[next] as number) <= now) {
+        fire(next, now - (targetsMs[next] as number))
+        next++
+        now = nowMs()
+      }
+      return next >= targetsMs.length
+    }
+    let polling = false
+    opts.pollDue?.(() => {
+      // not re-entered: a send fired from here cannot read another response before it returns
+      if (stopped || polling || signal?.aborted || !((targetsMs[next] as number) <= nowMs())) return
+      polling = true
+      try {
+        if (fireDue()) stop()
+      } finally {
+        polling = false
+      }
+    })
     const tick = (): void => {
+      if (stopped) return
       if (signal?.aborted) {
         stop()
         return
       }
       for (;;) {
-        let now = nowMs()
-        while (next < targetsMs.length && (targetsMs[next] as number) <= now) {
-          fire(next, now - (targetsMs[next] as number))
-          next++
-          now = nowMs()
-        }
-        if (next >= targetsMs.length) {
+        if (fireDue()) {
           stop()
           return
         }
+        const now = nowMs()
         const target = targetsMs[next] as number
-        if (target - now > SPIN_WINDOW_MS) {
-          // in bounded naps: setTimeout overflows past 2^31 − 1 ms (24.8 days) to 1 ms, and would spin
-          timer = setTimeout(tick, Math.min(target - now - SPIN_WINDOW_MS, MAX_NAP_MS))
+        if (target - now > NAP_WINDOW_MS) {
+          // bounded: setTimeout overflows past 2^31 − 1 ms (24.8 days) to 1 ms, and would spin
+          timer = setTimeout(tick, Math.min(target - now - NAP_WINDOW_MS, MAX_SLEEP_MS))
           return
         }
         const offset = performance.now() - now
+        if (target - now > AWAKE_MS) {
+          Atomics.wait(NAP_CELL, 0, 0, Math.min(NAP_MS, target - now - AWAKE_MS))
+          if (waiting !== undefined) waiting.waitMs += performance.now() - (now + offset)
+          setImmediate(tick)
+          return
+        }
         const reached = busyWaitUntil(target + offset, now + offset + YIELD_EVERY_MS)
-        if (waiting !== undefined) waiting.spinMs += performance.now() - (now + offset)
+        if (waiting !== undefined) waiting.waitMs += performance.now() - (now + offset)
         if (!reached) {
           setImmediate(tick)
           return

@@ -37,6 +37,8 @@ export interface SendContext {
    * An SSE line longer than this fails the request as malformed (one server line must not fill the client's memory).
    */
   maxLineBytes: number
+  /** Called after each chunk of a stream is read (the dispatcher's check for sends now due). */
+  onChunk?: (() => void) | undefined
   /** Masked as *** in every error text: the API key and Authorization values a server may echo. */
   secrets: readonly string[]
 }
@@ -213,6 +215,7 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
       if (reader === undefined) parser.feed(chunk as string)
       else reader.feed(chunk as Buffer)
       if (failure !== undefined || done || tooLong) stop()
+      ctx.onChunk?.()
     }
     body.on('data', onData)
     body.once('end', resolve)
