@@ -1,3 +1,4 @@
+import { chunkCostBench } from './chunk-cost.bench.ts'
 import { loadGeneratorBench } from './load-generator.bench.ts'
 import { simulatorBench } from './simulator.bench.ts'
 import { simulatorCpuBench } from './simulator-cpu.bench.ts'
@@ -15,6 +16,10 @@ const print = (title: string, figures: Record<string, string>): void => {
 print(
   'Load generator: each figure from a fresh plain `node` against a zero-latency streaming server (own process)',
   await loadGeneratorBench(),
+)
+print(
+  `Client CPU a chunk at 100 req/s × 128 tokens against one simulated worker on the same machine, beside its floors (issue 35; median of 3 fresh plain \`node\`)`,
+  await chunkCostBench(),
 )
 print(
   'Simulator: ~600 concurrent streams on one sim-server process (load from one process, probes from another; same host)',
