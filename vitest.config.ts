@@ -55,7 +55,11 @@ class LongestFirst extends BaseSequencer {
     }
     // within each project, in rank order (a stable sort keeps Vitest's order among the unranked)
     const byProject = new Map<string, TestSpecification[]>()
-    for (const f of sorted) byProject.set(f.project.name, [...(byProject.get(f.project.name) ?? []), f])
+    for (const f of sorted) {
+      const list = byProject.get(f.project.name)
+      if (list === undefined) byProject.set(f.project.name, [f])
+      else list.push(f)
+    }
     for (const list of byProject.values()) list.sort((a, b) => rank(a) - rank(b))
     const next = new Map([...byProject].map(([name, list]) => [name, list.values()]))
     return sorted.map((f) => next.get(f.project.name)?.next().value as TestSpecification)

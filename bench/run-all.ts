@@ -29,3 +29,8 @@ print(
   'Simulator throughput: CPU a streamed chunk, and chunks a second at capacity (issue 22; /proc CPU times, all threads)',
   await simulatorCpuBench(),
 )
+
+// issue 35's figures for a host with cores to spare: each script says it skipped where there are fewer than 16
+process.stdout.write('\nLoad engine and router on a 16-core host (bench/device/load-cores.sh, router-cores.sh)\n')
+await import('./load-cores.bench.ts')
+await import('./router-cores.bench.ts')

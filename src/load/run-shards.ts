@@ -97,7 +97,8 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
     const worker = takeLoadThread(url)
     // the run's own channel: a thread kept from an earlier run hears nothing of it
     const { port1: port, port2 } = new MessageChannel()
-    let done!: () => void
+    // the shard's end: its 'done' (the thread is kept for the next run), or the thread's (an error, a crash)
+    const end = Promise.withResolvers<Error | undefined>()
     const ready = new Promise<void>((resolve) => {
       port.on('message', (m: FromShard) => {
         if (m.type === 'ready') resolve()
@@ -113,7 +114,7 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
         } else {
           counts[t] = m.counts
           health[t] = m.health
-          done()
+          end.resolve(undefined)
         }
       })
     })
@@ -121,14 +122,10 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
     const onError = (err: Error): void => {
       failure = err
     }
-    let onExit!: (code: number) => void
-    // the shard's end: its 'done' (the thread is kept for the next run), or the thread's (an error, a crash)
-    const exited = new Promise<Error | undefined>((resolve) => {
-      done = () => resolve(undefined)
-      onExit = (code) => resolve(failure ?? new Error(`exit code ${code}`))
-      worker.on('error', onError)
-      worker.on('exit', onExit)
-    }).then((ended) => {
+    const onExit = (code: number): void => end.resolve(failure ?? new Error(`exit code ${code}`))
+    worker.on('error', onError)
+    worker.on('exit', onExit)
+    const exited = end.promise.then((ended) => {
       worker.off('error', onError)
       worker.off('exit', onExit)
       port.close()
