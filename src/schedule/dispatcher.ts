@@ -78,6 +78,11 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
       polling = true
       try {
         if (fireDue()) stop()
+      } catch (err) {
+        // thrown where the timer would have thrown it, not into the response whose chunk was being read
+        queueMicrotask(() => {
+          throw err
+        })
       } finally {
         polling = false
       }
