@@ -55,15 +55,18 @@ test('a 4-worker simulated cluster behind its router: every worker and the route
   // the workers' own counters account for every request, and round robin spreads them evenly
   expect(Object.values(sm?.requests_per_worker ?? {}).reduce((a, b) => a + b, 0)).toBe(180)
   expect(Object.values(sm?.requests_per_worker ?? {})).toEqual([45, 45, 45, 45])
-  // gateable: judged when the run is valid; on a machine too busy for six simulator processes (seen with a CPU hog
-  // on two cores: the router 111 ms behind) the gate says so instead, naming the process, never a pass or a fail
+  // gateable: judged when the run is valid; on a machine too busy for six simulator processes and the client (seen
+  // with a CPU hog on two cores: the router 111 ms behind; or the client's dispatch lag p99 37 ms, with the old
+  // busy-waiting dispatcher as with naps) the gate says so instead, naming what fell behind, never a pass or a fail
   const invalid = invalidRun(run.summary)
   if (invalid === undefined) {
     expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })
     expect(run).not.toMeetSlo({ peak_num_queue_reqs: { max: 0 } })
   } else {
-    expect(invalid).toMatch(/^the simulator fell behind .*: (worker-\d|router) \d+ ms/u)
-    expect(() => expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })).toThrow(/Invalid run: the simulator/u)
+    expect(invalid).toMatch(/^(the simulator fell behind .*: (worker-\d|router) \d+ ms|the load generator )/u)
+    expect(() => expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })).toThrow(
+      /Invalid run: the (simulator|load generator) /u,
+    )
   }
 })
 
