@@ -6,7 +6,11 @@ import { moduleFile } from './module-file.ts'
  * `relative` is resolved against this folder and has no extension.
  */
 export function nodeScript(relative: string): { command: string; args: string[] } {
-  const file = moduleFile(relative, import.meta.url)
+  return nodeFile(moduleFile(relative, import.meta.url))
+}
+
+/** How to run one file as a separate Node process (a `.ts` one through type stripping where Node needs the flag). */
+export function nodeFile(file: string): { command: string; args: string[] } {
   const strip = file.endsWith('.ts') && process.features.typescript === undefined ? ['--experimental-strip-types'] : []
   return { command: process.execPath, args: [...strip, '--disable-warning=ExperimentalWarning', file] }
 }

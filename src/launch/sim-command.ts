@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url'
+import { nodeFile } from './node-script.ts'
 
 /** The package's command, which enables Node's compile cache before it loads the rest (see bin/). */
 const bin = fileURLToPath(new URL('../../bin/vitest-llm-perf.js', import.meta.url))
@@ -8,5 +9,6 @@ export function simCommand(
   subcommand: 'sim-server' | 'sim-router',
   nodeArgs: readonly string[] = [],
 ): { command: string; args: string[] } {
-  return { command: process.execPath, args: [...nodeArgs, '--disable-warning=ExperimentalWarning', bin, subcommand] }
+  const cli = nodeFile(bin)
+  return { command: cli.command, args: [...nodeArgs, ...cli.args, subcommand] }
 }
