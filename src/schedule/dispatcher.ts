@@ -31,8 +31,10 @@ export interface DispatchOptions {
    * hold a send back until the turn ends.
    */
   pollDue?: (poll: () => void) => void
-  /** Adds the time spent waiting for arrivals inside the loop (naps and the last stretch awake): loop time that is
-   * not work, for the receive-side check. */
+  /**
+   * Adds the time spent waiting for arrivals inside the loop (naps and the last stretch awake): loop time that is
+   * not work, for the receive-side check.
+   */
   waiting?: { waitMs: number }
 }
 
@@ -106,8 +108,9 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
     /** The target whose last stretch is being spent awake. */
     let awakeFor = -1
     opts.pollDue?.(() => {
-      // not re-entered: a send fired from here cannot read another response before it returns
-      if (stopped || polling || signal?.aborted || !((targetsMs[next] as number) <= nowMs())) return
+      // not re-entered: a send fired from here cannot read another response before it returns (and once every
+      // target has fired the dispatch has stopped, so `next` is a target here)
+      if (stopped || polling || signal?.aborted || (targetsMs[next] as number) > nowMs()) return
       polling = true
       try {
         if (fireDue()) stop()
