@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net'
 import { Pool } from 'undici'
+import { CHUNKED_END, rawGenerate } from './raw-generate.ts'
 
 /**
  * The floor under our client's CPU a chunk (issue 35): the same schedule as bench/load-child.ts at argv[3] req/s ×
@@ -20,15 +21,18 @@ const body = (n: number): string =>
     sampling_params: { max_new_tokens: tokens, ignore_eos: true },
   })
 
-const LAST = Buffer.from('0\r\n\r\n')
 const idle: Socket[] = []
 function viaNet(n: number): Promise<void> {
   return new Promise((resolve) => {
     const go = (socket: Socket): void => {
-      let tail = Buffer.alloc(0)
+      let tail: Buffer = Buffer.alloc(0)
       const onData = (bytes: Buffer): void => {
-        tail = Buffer.concat([tail, bytes]).subarray(-LAST.length)
-        if (!tail.equals(LAST)) return
+        // the last bytes seen: a read holds them whole but where the end was split across reads
+        tail =
+          bytes.length >= CHUNKED_END.length
+            ? bytes.subarray(-CHUNKED_END.length)
+            : Buffer.concat([tail, bytes]).subarray(-CHUNKED_END.length)
+        if (!tail.equals(CHUNKED_END)) return
         socket.off('data', onData)
         socket.off('close', onClose)
         idle.push(socket)
@@ -37,11 +41,7 @@ function viaNet(n: number): Promise<void> {
       const onClose = (): void => resolve()
       socket.on('data', onData)
       socket.once('close', onClose)
-      const b = body(n)
-      socket.write(
-        `POST /generate HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\n` +
-          `content-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`,
-      )
+      socket.write(rawGenerate(url.host, body(n)))
     }
     let socket = idle.pop()
     // the server closes a connection idle past its keep-alive timeout

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net'
+import { CHUNKED_END, rawGenerate } from './raw-generate.ts'
 
 /**
  * A load source that costs next to nothing a chunk, for measuring the simulator at rates our own client cannot
@@ -18,15 +19,8 @@ const body = (n: number): string =>
     stream: true,
     sampling_params: { max_new_tokens: tokens, ignore_eos: true },
   })
-const request = (n: number): string => {
-  const b = body(n)
-  return (
-    `POST /generate HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\n` +
-    `content-length: ${Buffer.byteLength(b)}\r\n\r\n${b}`
-  )
-}
+const request = (n: number): string => rawGenerate(url.host, body(n))
 const DATA = Buffer.from('data: ')
-const LAST = Buffer.from('0\r\n\r\n')
 
 let chunks = 0
 let requests = 0
@@ -45,7 +39,7 @@ function run(socket: Socket): void {
     const buf = tail.length === 0 ? bytes : Buffer.concat([tail, bytes])
     for (let at = buf.indexOf(DATA); at >= 0; at = buf.indexOf(DATA, at + 1)) chunks++
     // the response's last chunk of the chunked body: the next request goes out
-    if (buf.length >= LAST.length && buf.subarray(buf.length - LAST.length).equals(LAST)) {
+    if (buf.length >= CHUNKED_END.length && buf.subarray(buf.length - CHUNKED_END.length).equals(CHUNKED_END)) {
       requests++
       tail = Buffer.alloc(0)
       // the [DONE] event is not a token
