@@ -15,7 +15,8 @@ export class FellBehindMeter {
 
   /**
    * `counts` says whether lateness counts now (a worker's engine measures its own while it steps), `onLate` hears
-   * each addition (and when, in performance.now()), `toleranceMs` is the lateness not counted (2 ms; a worker's, its engine's catch-up of 20 ms).
+   * each addition (and when, in performance.now()), `toleranceMs` is the lateness not counted (2 ms; a worker's, its
+   * engine's catch-up of 20 ms).
    */
   constructor(
     opts: { counts?: () => boolean; onLate?: (seconds: number, atMs: number) => void; toleranceMs?: number } = {},
