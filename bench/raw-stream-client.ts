@@ -6,13 +6,15 @@ import { CHUNKED_END, rawGenerate } from './raw-generate.ts'
  * feed on two cores (a whole run of it, prompts tokenized by the server, /metrics sampled, every row written, used
  * ~33 µs of CPU a chunk at 150 req/s): `streams` keep-alive
  * connections, each sending the next streamed /generate as soon as the last one ended (a closed loop), counting
- * chunks by their `data: ` prefix. argv: url, streams, seconds, tokens. Prints one JSON line: chunks, requests,
- * seconds, errors.
+ * chunks by their `data: ` prefix. argv: url, streams, seconds, tokens, warm-up seconds (0: none). Counts from the end
+ * of the warm-up (its connections made, its first responses under way), and says `warm` on stderr then. Prints one
+ * JSON line: chunks, requests, seconds (since the warm-up), errors.
  */
 const url = new URL(process.argv[2] as string)
 const streams = Number(process.argv[3] ?? 64)
 const seconds = Number(process.argv[4] ?? 10)
 const tokens = Number(process.argv[5] ?? 64)
+const warmUp = Number(process.argv[6] ?? 0)
 const body = (n: number): string =>
   JSON.stringify({
     text: `stream ${n} `.repeat(40),
@@ -26,8 +28,15 @@ let chunks = 0
 let requests = 0
 let errors = 0
 let sent = 0
-const endAt = performance.now() + seconds * 1000
-const start = performance.now()
+const endAt = performance.now() + (warmUp + seconds) * 1000
+let start = performance.now()
+if (warmUp > 0)
+  setTimeout(() => {
+    chunks = 0
+    requests = 0
+    start = performance.now()
+    process.stderr.write('warm\n')
+  }, warmUp * 1000)
 
 function run(socket: Socket): void {
   let tail: Buffer = Buffer.alloc(0)

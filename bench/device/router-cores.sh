@@ -5,5 +5,5 @@
 set -euo pipefail
 . bench/device/node-env.sh
 node bench/router-cores.bench.ts 2>&1 | tee "$out/router-cores.txt"
-# more than the workers' 256 streams at speed 8 can carry: the router, not the simulated GPUs, sets the rate
+# more than the workers' 288 streams at speed 9 can carry: the router, not the simulated GPUs, sets the rate
 ROUTER_CORES_STREAMS=512 ROUTER_CORES_SPEED=16 node bench/router-cores.bench.ts 2>&1 | tee -a "$out/router-cores.txt"

@@ -4,7 +4,9 @@ export const DATA_PLANE = new Set(['/generate', '/v1/completions', '/v1/chat/com
 /** What a forwarder thread needs to serve the router's port. */
 export interface ForwarderData {
   argv: string[]
+  /** The router's port; 0 for the first thread to choose one (its siblings then join it). */
   port: number
+  host: string
   /** The main thread's own listener on 127.0.0.1, for every route that is not the data plane. */
   adminPort: number
   limitEnabled: boolean
@@ -14,7 +16,9 @@ export interface ForwarderData {
 
 /** A forwarder thread to the main thread: one decision asked per request attempt, the rest told. */
 export type FromForwarder =
-  | { t: 'listening' }
+  | { t: 'listening'; port: number }
+  /** The thread could not listen on the router's port. */
+  | { t: 'failed'; code: string | undefined; message: string }
   | { t: 'pick'; id: number; text: string }
   | { t: 'done'; id: number; ok: boolean | undefined }
   | { t: 'admit'; id: number }

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { parentPort, workerData } from 'node:worker_threads'
 import { Pool } from 'undici'
 import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
@@ -113,7 +114,10 @@ const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     else res.destroy()
   })
 })
-server.listen({ port: data.port, host: cfg.host, reusePort: true }, () => tell({ t: 'listening' }))
+server.once('error', (err: NodeJS.ErrnoException) => tell({ t: 'failed', code: err.code, message: err.message }))
+server.listen({ port: data.port, host: data.host, reusePort: true }, () =>
+  tell({ t: 'listening', port: (server.address() as AddressInfo).port }),
+)
 // the spans this thread was behind go to the main thread, which joins them with its own and its siblings'
 let spans: number[] = []
 new FellBehindMeter({

@@ -28,7 +28,8 @@ except that it binds 127.0.0.1 unless told otherwise. Responses carry the header
                                     empty-bodied as smg's; --rate-limit-tokens-per-second R refills it (default N)
   --forwarder-threads N             ours, not smg's: N threads accept connections on the port (SO_REUSEPORT) and
                                     pass responses on, each on its own core; every routing decision, count,
-                                    breaker and metric stays in the main thread, asked once per request (default 1)
+                                    breaker and metric stays in the main thread, which forwards none itself and
+                                    is asked once per request (default 1: the main thread does both)
   --api-key KEY                     require Authorization: Bearer KEY on the data plane
   --random-seed N                   seed for the random and power_of_two policies
 

@@ -7,6 +7,8 @@ export class RouterMetrics {
   readonly registry = new Registry()
   /** When any of the router's threads was behind (its forwarder threads send theirs), joined: wall time. */
   readonly late = new LateUnion()
+  /** Seconds each thread was behind (0: the main thread), so the one that falls behind is named. */
+  readonly lateByThread = new Map<number, number>()
   readonly httpRequests: Counter
   readonly httpResponses: Counter
   readonly routerRequests: Counter
@@ -80,7 +82,7 @@ export class RouterMetrics {
     new FellBehindMeter({
       onLate: (seconds, atMs) => {
         const end = performance.timeOrigin + atMs
-        late.add(end - seconds * 1000, end)
+        this.addLate(0, [end - seconds * 1000, end])
       },
     })
     // the simulator's own, as the worker's: what a run checks before it believes the router's timings
@@ -93,5 +95,28 @@ export class RouterMetrics {
         this.inc(late.seconds)
       },
     })
+    const byThread = this.lateByThread
+    new Counter({
+      name: 'llmperf_sim:thread_fell_behind_seconds_total',
+      help: 'Time each thread of the simulated router fell behind (0: the main thread); threads late at once each count it.',
+      labelNames: ['thread'],
+      registers,
+      collect() {
+        this.reset()
+        for (const [thread, seconds] of byThread) this.inc({ thread: String(thread) }, seconds)
+      },
+    })
+  }
+
+  /** Spans a thread was behind, epoch ms: [start, end, start, end, …]. */
+  addLate(thread: number, spans: readonly number[]): void {
+    let seconds = 0
+    for (let i = 0; i + 1 < spans.length; i += 2) {
+      const start = spans[i] as number
+      const end = spans[i + 1] as number
+      this.late.add(start, end)
+      seconds += (end - start) / 1000
+    }
+    this.lateByThread.set(thread, (this.lateByThread.get(thread) ?? 0) + seconds)
   }
 }
