@@ -91,3 +91,15 @@ test('a chunk built in arena memory is framed as HTTP/1.1 frames it, whatever it
     expect(chunkData(chunk.subarray(3))).toEqual(body)
   }
 })
+
+test('a piece released is taken again only while it is the last one taken', () => {
+  const arena = new WriteArena()
+  const first = arena.take(10)
+  const second = arena.take(20)
+  // not the last one: its room stays taken, or the second piece would be written over
+  arena.release(first)
+  const third = arena.take(5)
+  expect(third.byteOffset).toBe(second.byteOffset + 20)
+  arena.release(third)
+  expect(arena.take(5).byteOffset).toBe(third.byteOffset)
+})

@@ -32,8 +32,12 @@ export class WriteArena {
    * again. An arena shared by many sockets hands pieces back one at a time, last first.
    */
   written(bytes: Buffer, socket: Writable): void {
-    const end = bytes.byteOffset + bytes.length
-    if (socket.writableLength === 0 && bytes.buffer === this.#bytes.buffer && end === this.#used)
+    if (socket.writableLength === 0) this.release(bytes)
+  }
+
+  /** `bytes`, the last piece taken, are no longer needed: their room is free again. */
+  release(bytes: Buffer): void {
+    if (bytes.buffer === this.#bytes.buffer && bytes.byteOffset + bytes.length === this.#used)
       this.#used = bytes.byteOffset
   }
 
