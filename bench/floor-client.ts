@@ -6,14 +6,15 @@ import { CHUNKED_END, rawGenerate } from './raw-generate.ts'
  * The floor under our client's CPU a chunk (issue 35): the same schedule as bench/load-child.ts at argv[3] req/s ×
  * argv[4] tokens (argv[5] requests, a warm-up run first), read by a client that does nothing with what it reads.
  * argv[2] the server; argv[6] `net` (node:net sockets, keep-alive, no HTTP parsing: the end of a response is its
- * chunked body's last chunk) or `undici` (undici's Pool.dispatch, bytes counted and dropped). Prints one JSON line:
+ * chunked body's last chunk), `onread` (the same, every read into one reused buffer: no Buffer a read, Node's
+ * cheapest way to receive) or `undici` (undici's Pool.dispatch, bytes counted and dropped). Prints one JSON line:
  * CPU (user + system, all threads) and the streamed tokens.
  */
 const url = new URL(process.argv[2] as string)
 const rate = Number(process.argv[3])
 const tokens = Number(process.argv[4])
 const requests = Number(process.argv[5])
-const mode = process.argv[6] as 'net' | 'undici'
+const mode = process.argv[6] as 'net' | 'onread' | 'undici'
 const body = (n: number): string =>
   JSON.stringify({
     text: `floor ${n} `.repeat(8),
@@ -22,6 +23,10 @@ const body = (n: number): string =>
   })
 
 const idle: Socket[] = []
+/** `onread` mode: every socket reads into this one buffer, and passes the bytes read to its response's handler. */
+const readInto = Buffer.allocUnsafeSlow(64 * 1024)
+const reading = new WeakMap<Socket, (bytes: Buffer) => void>()
+
 function viaNet(n: number): Promise<void> {
   return new Promise((resolve) => {
     const go = (socket: Socket): void => {
@@ -33,13 +38,15 @@ function viaNet(n: number): Promise<void> {
             ? bytes.subarray(-CHUNKED_END.length)
             : Buffer.concat([tail, bytes]).subarray(-CHUNKED_END.length)
         if (!tail.equals(CHUNKED_END)) return
-        socket.off('data', onData)
+        if (mode === 'onread') reading.delete(socket)
+        else socket.off('data', onData)
         socket.off('close', onClose)
         idle.push(socket)
         resolve()
       }
       const onClose = (): void => resolve()
-      socket.on('data', onData)
+      if (mode === 'onread') reading.set(socket, onData)
+      else socket.on('data', onData)
       socket.once('close', onClose)
       socket.write(rawGenerate(url.host, body(n)))
     }
@@ -48,7 +55,17 @@ function viaNet(n: number): Promise<void> {
     while (socket !== undefined && (socket.destroyed || socket.readyState !== 'open')) socket = idle.pop()
     if (socket !== undefined) go(socket)
     else {
-      const fresh = connect(Number(url.port), url.hostname, () => go(fresh))
+      const onread = {
+        buffer: readInto,
+        callback: (length: number): boolean => {
+          reading.get(fresh)?.(readInto.subarray(0, length))
+          return true
+        },
+      }
+      const fresh: Socket =
+        mode === 'onread'
+          ? connect({ port: Number(url.port), host: url.hostname, onread }, () => go(fresh))
+          : connect(Number(url.port), url.hostname, () => go(fresh))
       fresh.setNoDelay(true)
     }
   })
@@ -71,7 +88,7 @@ function viaUndici(n: number): Promise<void> {
 }
 
 async function run(count: number): Promise<void> {
-  const send = mode === 'net' ? viaNet : viaUndici
+  const send = mode === 'undici' ? viaUndici : viaNet
   const start = performance.now()
   const pending: Array<Promise<void>> = []
   for (let i = 0; i < count; i++) {
