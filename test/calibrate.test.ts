@@ -12,9 +12,10 @@ const cli = (args: string[]) =>
   execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 
 /**
- * The hidden server: another model's profile (70B on four H100s), 2× its speed, at most 8 requests running. (At 4×
- * the ~2 ms that HTTP and the client add to every TTFT, counted once in the fit's base and again by the simulated
- * worker's own, is 15 % of a 14 ms TTFT; at 2× it is half that share.)
+ * The hidden server: another model's profile (70B on four H100s), 2× its speed, at most 8 requests running. What
+ * HTTP, the client and a simulated worker add to every TTFT by themselves (0.7–1.5 ms on a quiet machine, ~3.5 on
+ * CI's busy one) is measured on a zero-cost worker and taken off before the fit: counted in the base, a calibrated
+ * worker added it again, and a held-out TTFT p50 read +18 % on CI.
  */
 const HIDDEN = { prefillBaseMs: 18 / 2, prefillPerTokenMs: 0.065 / 2, decodeBaseMs: 16 / 2, maxRunning: 8 }
 
@@ -36,6 +37,10 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
     expect(profile.decodeBaseMs / HIDDEN.decodeBaseMs).toBeGreaterThan(0.85)
     expect(profile.decodeBaseMs / HIDDEN.decodeBaseMs).toBeLessThan(1.15)
     expect(profile.maxRunningRequests).toBe(HIDDEN.maxRunning)
+    // the base is the server's step alone: what the simulator and the client add was measured and taken off
+    expect(profile.prefillBaseMs / HIDDEN.prefillBaseMs).toBeGreaterThan(0.75)
+    expect(profile.prefillBaseMs / HIDDEN.prefillBaseMs).toBeLessThan(1.3)
+    for (const p of profile.calibration.fit.prefill.points) expect(p.overhead_ms).toBeGreaterThan(0)
     expect(profile.calibration.limits.maxRunningRequests).toMatch(/stated by the server/u)
     // held out: Poisson at rates the fit never ran, 256/96-token requests it never sent
     const points = profile.calibration.validation.points as Array<{

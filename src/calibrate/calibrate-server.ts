@@ -1,7 +1,9 @@
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
+import { launchWithFreePort } from '../launch/launch-with-port.ts'
+import { simCommand } from '../launch/sim-command.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { fitNonNegative } from './least-squares.ts'
@@ -26,7 +28,12 @@ export interface CalibratedProfile {
     server: Record<string, unknown>
     limits: Record<string, string>
     fit: {
-      prefill: { points: Array<{ prompt_tokens: number; ttft_ms: number }>; residual_rms_ms: number; worst: number }
+      prefill: {
+        points: Array<{ prompt_tokens: number; ttft_ms: number; overhead_ms: number }>
+        residual_rms_ms: number
+        worst: number
+        note: string
+      }
       decode: {
         points: Array<{ concurrency: number; context_tokens: number; tpot_ms: number; step_ms: number }>
         residual_rms_ms: number
@@ -69,7 +76,9 @@ const DECODE_PROMPT = 128
  *
  * - isolated prefills (one user, one output token) at several prompt lengths: TTFT = prefillBaseMs +
  *   prefillPerTokenMs · L + prefillPerTokenCtxMs · L²/2 (attention's share, which a small model or a CPU shows; the
- *   network's and the server's fixed costs land in the base);
+ *   network's and the server's fixed costs land in the base), less what a simulated worker and this client add by
+ *   themselves to the same prefill on this machine (measured on one that costs nothing a step), which a worker run
+ *   with the profile adds again;
  * - decode at several concurrencies (closed-loop users) and two context lengths: TPOT = decodeBaseMs +
  *   decodePerSeqMs · c + decodePerCtxTokenMs · c · context (the users start together with one length of prompt and
  *   output, so their prefills batch before their decode and each TPOT is decode steps alone);
@@ -81,16 +90,19 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
   const budgetMs = (opts.budgetS ?? 300) * 1000
   const within = (): boolean => Date.now() - started < budgetMs
   let n = 0
-  const probe = async (name: string, o: BenchOptions): Promise<BenchRun> => {
+  const probe = (name: string, o: BenchOptions): Promise<BenchRun> => probeAt(opts.url, name, o, true)
+  const probeAt = async (url: string, name: string, o: BenchOptions, server: boolean): Promise<BenchRun> => {
     const outDir = join(opts.workDir, `${String(++n).padStart(2, '0')}-${name}`)
     mkdirSync(outDir, { recursive: true })
+    // the model and the key are the server's: a simulated worker takes any model and wants no key
+    const model = server ? opts.model : undefined
     return await benchRequests(
-      { url: opts.url, ...(opts.model === undefined ? {} : { model: opts.model }) },
+      { url, ...(model === undefined ? {} : { model }) },
       {
         api: opts.api,
         ...(opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer }),
-        ...(opts.model === undefined ? {} : { model: opts.model }),
-        ...(opts.apiKey === undefined ? {} : { apiKey: opts.apiKey }),
+        ...(model === undefined ? {} : { model }),
+        ...(server && opts.apiKey !== undefined ? { apiKey: opts.apiKey } : {}),
         ...(opts.signal === undefined ? {} : { signal: opts.signal }),
         metricsIntervalMs: 0,
         quiet: true,
@@ -146,25 +158,49 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
   // isolated prefills: one at a time, one output token
   const longest = Math.min(2048, Math.floor(contextLength / 2), chunk)
   const lengths = [32, 64, 128, 256, 384, 512, 1024, 2048].filter((l) => l <= longest)
-  const prefill: Array<{ prompt_tokens: number; ttft_ms: number }> = []
-  for (const len of lengths) {
-    if (!within() && prefill.length >= 2) break
-    const run = await probe(`prefill-${len}`, {
-      users: 1,
-      requests: 5,
-      dataset: { kind: 'random', inputLen: len, outputLen: 1, rangeRatio: 1 },
-    })
-    ok(run, `prefill ${len}`)
+  const prefill: CalibratedProfile['calibration']['fit']['prefill']['points'] = []
+  const prefillTtft = async (url: string, len: number, server: boolean): Promise<number> => {
+    const what = `${server ? 'prefill' : 'simulator-overhead'}-${len}`
+    const run = await probeAt(
+      url,
+      what,
+      {
+        users: 1,
+        requests: 5,
+        dataset: { kind: 'random', inputLen: len, outputLen: 1, rangeRatio: 1 },
+        // the zero-cost worker starts cold, where the server was warmed by the probes before (V8 compiles a
+        // worker's code as it first runs: ~20 % on its first requests, validate-profile.ts saw)
+        ...(server ? {} : { warmup: 4 }),
+      },
+      server,
+    )
+    ok(run, what)
     const ttft = run.summary.metrics.ttft?.p50 ?? run.summary.metrics.client_ttft?.p50
     if (ttft === undefined)
-      throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe prefill ${len}: no TTFT was measured`)
-    prefill.push({ prompt_tokens: len, ttft_ms: ttft })
+      throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe ${what}: no TTFT was measured`)
+    return ttft
+  }
+  for (const len of lengths) {
+    if (!within() && prefill.length >= 2) break
+    const ttft = await prefillTtft(opts.url, len, true)
+    prefill.push({ prompt_tokens: len, ttft_ms: ttft, overhead_ms: 0 })
     opts.onProbe?.(`prefill ${len} tokens: TTFT p50 ${ttft.toFixed(2)} ms`)
   }
+  // what a simulated worker and this client add to the same prefills by themselves: a worker run with the profile
+  // adds it again on top of the base the fit finds (left in, the calibrated simulator read TTFT p50 +10 to +19 %
+  // high on held-out loads, the ~3 ms that HTTP, the client and the worker's own work add, counted twice)
+  await withZeroCostWorker(opts.workDir, async (url) => {
+    for (const p of prefill) p.overhead_ms = await prefillTtft(url, p.prompt_tokens, false)
+  })
+  opts.onProbe?.(
+    `simulator and client overhead on this machine, taken off each prefill: ${prefill
+      .map((p) => p.overhead_ms.toFixed(2))
+      .join(', ')} ms`,
+  )
   // attention grows with the context each token attends to: L tokens from nothing cost L²/2 token-contexts
   const pf = fitNonNegative(
     prefill.map((p) => [1, p.prompt_tokens, (p.prompt_tokens * p.prompt_tokens) / 2]),
-    prefill.map((p) => p.ttft_ms),
+    prefill.map((p) => Math.max(0, p.ttft_ms - p.overhead_ms)),
   )
   const [prefillBase, prefillPerToken, prefillPerTokenCtx] = pf.coef as [number, number, number]
 
@@ -231,7 +267,15 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
       server,
       limits,
       fit: {
-        prefill: { points: prefill, residual_rms_ms: round(pf.residualRms), worst: round(pf.worstRelative) },
+        prefill: {
+          points: prefill,
+          residual_rms_ms: round(pf.residualRms),
+          worst: round(pf.worstRelative),
+          note:
+            'fitted to ttft_ms less overhead_ms: the TTFT p50 of a simulated worker that costs nothing a step, sent ' +
+            'the same prefills on this machine (HTTP, the client, the worker’s own work), which a worker run with ' +
+            'this profile adds again',
+        },
         decode: {
           points: decode,
           residual_rms_ms: round(df.residualRms),
@@ -247,3 +291,41 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
 }
 
 const round = (v: number): number => Number(v.toPrecision(4))
+
+/** A simulated worker whose every step costs nothing, for `use`; stopped after it, whatever happens. */
+async function withZeroCostWorker(workDir: string, use: (url: string) => Promise<void>): Promise<void> {
+  const profilePath = join(workDir, 'zero-cost-profile.json')
+  const zero = {
+    name: 'zero-cost',
+    description: 'every step costs nothing: what remains of a TTFT is HTTP, the client and the worker itself',
+    prefillBaseMs: 0,
+    prefillPerTokenMs: 0,
+    prefillPerTokenCtxMs: 0,
+    decodeBaseMs: 0,
+    decodePerSeqMs: 0,
+    decodePerCtxTokenMs: 0,
+    maxRunningRequests: 64,
+    maxTotalTokens: 1_000_000,
+    chunkedPrefillSize: 8192,
+    contextLength: 65_536,
+  }
+  mkdirSync(workDir, { recursive: true })
+  writeFileSync(profilePath, `${JSON.stringify(zero, null, 2)}\n`)
+  const { command, args } = simCommand('sim-server')
+  const sim = await launchWithFreePort('127.0.0.1', (port) => ({
+    name: 'zero-cost-sim',
+    command,
+    args: [...args, '--port', String(port), '--profile', profilePath, '--warmup-time', '0'],
+    url: `http://127.0.0.1:${port}`,
+    port,
+    readiness: { path: '/health' },
+    startupTimeoutMs: 30_000,
+    logFile: join(workDir, 'zero-cost-sim.log'),
+    stopGraceMs: 2000,
+  }))
+  try {
+    await use(sim.url)
+  } finally {
+    await sim.stop()
+  }
+}
