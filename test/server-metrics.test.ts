@@ -23,6 +23,14 @@ test('a 4-worker simulated cluster behind its router: every worker and the route
     seed: 3,
     dataset: { kind: 'random', inputLen: 256, outputLen: 48 },
     outDir: outDir(),
+    // what this test is for is the sampling and the gate on it, not the timings: a machine too busy for six
+    // simulator processes and the client (a CPU hog on two cores put the router 111 ms behind) keeps it valid
+    validity: {
+      maxDispatchLagMs: Number.POSITIVE_INFINITY,
+      maxEventLoopDelayMs: Number.POSITIVE_INFINITY,
+      maxReceiveBusy: Number.POSITIVE_INFINITY,
+      maxSimulatorBehindS: Number.POSITIVE_INFINITY,
+    },
   })
   expect(run.summary.success_rate).toBe(1)
   const rows = readFileSync(run.files.serverMetrics as string, 'utf8')
@@ -55,19 +63,11 @@ test('a 4-worker simulated cluster behind its router: every worker and the route
   // the workers' own counters account for every request, and round robin spreads them evenly
   expect(Object.values(sm?.requests_per_worker ?? {}).reduce((a, b) => a + b, 0)).toBe(180)
   expect(Object.values(sm?.requests_per_worker ?? {})).toEqual([45, 45, 45, 45])
-  // gateable: judged when the run is valid; on a machine too busy for six simulator processes and the client (seen
-  // with a CPU hog on two cores: the router 111 ms behind; or the client's dispatch lag p99 37 ms, with the old
-  // busy-waiting dispatcher as with naps) the gate says so instead, naming what fell behind, never a pass or a fail
-  const invalid = invalidRun(run.summary)
-  if (invalid === undefined) {
-    expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })
-    expect(run).not.toMeetSlo({ peak_num_queue_reqs: { max: 0 } })
-  } else {
-    expect(invalid).toMatch(/^(the simulator fell behind .*: (worker-\d|router) \d+ ms|the load generator )/u)
-    expect(() => expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })).toThrow(
-      /Invalid run: the (simulator|load generator) /u,
-    )
-  }
+  // gateable: the run is judged by the limits it was given (recorded, Infinity spelled out), so never invalid here
+  expect(Object.values(run.summary.options['validity'] as object)).toEqual(Array(4).fill('Infinity'))
+  expect(invalidRun(run.summary)).toBeUndefined()
+  expect(run).toMeetSlo({ peak_num_running_reqs: { max: 4 } })
+  expect(run).not.toMeetSlo({ peak_num_queue_reqs: { max: 0 } })
 })
 
 const served = async (workerUrl: string, n: number): Promise<void> => {
@@ -127,6 +127,9 @@ test.each([
       'u',
     ),
   )
+  // a run given room for it (maxSimulatorBehindS; the client's own checks off too, on a busy machine) is valid
+  const room = { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity, maxReceiveBusy: Infinity }
+  expect(invalidRun(summary, { ...room, maxSimulatorBehindS: 5 })).toBeUndefined()
   expect(summary.success_rate).toBe(1)
 })
 

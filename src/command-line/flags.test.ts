@@ -63,3 +63,28 @@ test("bench_serving's and vllm's command lines set the options ours do", async (
     /--rate: expected a number, got "fast"[\s\S]*--requests: expected a number, got "1.5x"[\s\S]*--backend: expected one of/u,
   )
 })
+
+test('the --max-* flags set the run’s validity limits, inf turning one off', async () => {
+  const parse = (argv: string[]) => runOptionsFrom(parseFlags(argv, RUN_FLAGS).values, ['http://x'])
+  const { options } = await parse([
+    '--max-dispatch-lag-ms',
+    '100',
+    '--max-event-loop-delay-ms',
+    '80',
+    '--max-receive-busy',
+    '0.95',
+    '--max-simulator-behind-s',
+    'inf',
+  ])
+  expect(options).toEqual({
+    validity: {
+      maxDispatchLagMs: 100,
+      maxEventLoopDelayMs: 80,
+      maxReceiveBusy: 0.95,
+      maxSimulatorBehindS: Number.POSITIVE_INFINITY,
+    },
+  })
+  await expect(parse(['--max-dispatch-lag-ms', 'soon'])).rejects.toThrow(
+    /--max-dispatch-lag-ms: expected a number, got "soon"/u,
+  )
+})

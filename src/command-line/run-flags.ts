@@ -37,6 +37,14 @@ const datasetNumber = (flag: string, key: string, kinds: 'random' | 'file' | 'an
   },
 })
 
+/** `--max-*` each set one limit of the `validity` option: past it, the run is invalid. */
+const validity = (flag: string, key: string) => ({
+  set: (v: string | string[] | boolean, ctx: SetContext): void => {
+    const n = ctx.num(v as string, flag)
+    if (n !== undefined) ctx.o['validity'] = { ...(ctx.o['validity'] as object | undefined), [key]: n }
+  },
+})
+
 /** `--ramp-up-*` each set one field of a ramp arrival (vllm bench serve's ramp-up: the rate goes from A to B). */
 const ramp =
   (field: 'strategy' | 'startRps' | 'endRps') =>
@@ -265,6 +273,30 @@ export const RUN_FLAG_GROUPS = {
         if ((v as string[]).length > 0)
           ctx.o['slo'] = sloFromFlags(v as string[], 'slo', ctx.problems, ctx.o['slo'] as SloSpec | undefined)
       },
+    },
+    'max-dispatch-lag-ms': {
+      type: 'string',
+      arg: 'MS',
+      help: 'a run whose dispatch lag p99 is over this is invalid (25; inf: never)',
+      ...validity('max-dispatch-lag-ms', 'maxDispatchLagMs'),
+    },
+    'max-event-loop-delay-ms': {
+      type: 'string',
+      arg: 'MS',
+      help: "a run whose client's event-loop delay p99 is over this is invalid (50)",
+      ...validity('max-event-loop-delay-ms', 'maxEventLoopDelayMs'),
+    },
+    'max-receive-busy': {
+      type: 'string',
+      arg: 'FRACTION',
+      help: 'a run whose busiest load thread worked more of it than this is invalid (0.9)',
+      ...validity('max-receive-busy', 'maxReceiveBusy'),
+    },
+    'max-simulator-behind-s': {
+      type: 'string',
+      arg: 'S',
+      help: 'a run whose simulator process fell behind more than this is invalid (0.1 s or 1 % of the run)',
+      ...validity('max-simulator-behind-s', 'maxSimulatorBehindS'),
     },
     config: { type: 'string', arg: 'FILE.json|.ts|.mjs', help: 'every benchRequests option; flags override it' },
     'out-dir': { type: 'string', arg: 'DIR', help: "the run's folder", ...text('outDir') },

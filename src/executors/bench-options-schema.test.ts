@@ -24,6 +24,11 @@ test.each([
   ],
   [{ requests: 1, rat: 5 }, '`rat`: unknown option `rat` (did you mean `rate`?)'],
   [
+    { requests: 1, validity: { maxDispatchLagMs: -1 } },
+    '`validity.maxDispatchLagMs`: expected a number of milliseconds ≥ 0, or Infinity, got -1 (number)',
+  ],
+  [{ requests: 1, validity: { maxLag: 3 } }, '`validity.maxLag`: unknown option `maxLag`'],
+  [
     { requests: 1, dataset: { kind: 'random', inputLen: 8, outputLen: 8, inputlen: 3 } },
     '`dataset.inputlen`: unknown option `inputlen`',
   ],

@@ -373,6 +373,13 @@ function describeOptions(opts: ValidatedOptions, plan: LoadPlan): Record<string,
     maxInFlight:
       opts.maxConcurrency !== undefined || !Number.isFinite(plan.maxInFlight) ? 'Infinity' : plan.maxInFlight,
     headers: Object.keys(headers),
+    ...(rest.validity === undefined
+      ? {}
+      : {
+          validity: Object.fromEntries(
+            Object.entries(rest.validity).map(([k, v]) => [k, Number.isFinite(v) ? v : 'Infinity']),
+          ),
+        }),
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),
   }

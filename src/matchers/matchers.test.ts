@@ -1,5 +1,6 @@
 import { stripVTControlCharacters } from 'node:util'
 import { expect, test } from 'vitest'
+import { invalidRun } from '../slo/evaluate-slo.ts'
 import { syntheticRun } from '../slo/synthetic-run.ts'
 import { matchers } from './matchers.ts'
 
@@ -105,6 +106,21 @@ test('a run whose load generator fell behind is invalid, neither passed nor fail
     )
   }
   expect(late).toMeetSlo({ ttft: { p99: 500 } }, { maxDispatchLagMs: 100 })
+})
+
+test("a run's own limits (benchRequests' validity, as summary.json records them) judge it; toMeetSlo's own win", () => {
+  const late = syntheticRun(
+    Array.from({ length: 100 }, () => ({ ttftS: 0.01 })),
+    { lagP99Ms: 80 },
+  )
+  late.summary.options = { validity: { maxDispatchLagMs: 'Infinity' } }
+  expect(invalidRun(late.summary)).toBeUndefined()
+  expect(late).toMeetSlo({ ttft: { p99: 500 } })
+  expect(failure(() => expect(late).toMeetSlo({ ttft: { p99: 500 } }, { maxDispatchLagMs: 50 }))).toContain(
+    'dispatch lag p99 80.0 ms > 50 ms (maxDispatchLagMs)',
+  )
+  late.summary.options = { validity: { maxDispatchLagMs: 60 } }
+  expect(invalidRun(late.summary)).toContain('dispatch lag p99 80.0 ms > 60 ms')
 })
 
 test('a run whose load generator could not read the responses in time is invalid too (the receive side)', () => {

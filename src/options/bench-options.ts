@@ -6,7 +6,6 @@ import { datasetSchema, tokenizerSchema } from './dataset-options.ts'
 import type { ProgressSnapshot } from './progress-snapshot.ts'
 import type { SloSpec } from './slo-options.ts'
 
-/** zod's number() refuses Infinity, which these options need. */
 /** Load threads beyond this many a core only contend for it. */
 const MAX_THREADS_PER_CORE = 4
 /** Warm-up touches every code path; more than this is a load of its own. */
@@ -14,11 +13,14 @@ const MAX_WARMUP = 1000
 /** A /metrics scrape takes milliseconds: sampling faster fails every scrape. */
 const MIN_METRICS_INTERVAL_MS = 10
 
+/** zod's number() refuses Infinity, which these options need. */
 const positiveOrInfinity = (error: string, integer = false) =>
   z.custom<number>(
     (v) => typeof v === 'number' && v > 0 && (v === Number.POSITIVE_INFINITY || !integer || Number.isInteger(v)),
     { error },
   )
+const nonNegativeOrInfinity = (error: string) =>
+  z.custom<number>((v) => typeof v === 'number' && v >= 0 && !Number.isNaN(v), { error })
 
 const rateSchema = positiveOrInfinity('expected a positive number of requests per second, or Infinity')
 
@@ -232,6 +234,22 @@ export const baseOptionsSchema = z.strictObject({
     .default(false),
   /** Aborts the run; unsent requests are recorded as failed, never dropped. */
   signal: z.custom<AbortSignal>((s) => s instanceof AbortSignal, { error: 'expected an AbortSignal' }).optional(),
+  /**
+   * When the run says nothing about the server — it is invalid: a perf test skips, a gate says so instead of a pass
+   * or fail, the history leaves it out: the load generator's dispatch lag p99 over `maxDispatchLagMs` (default 25;
+   * no limit without a rate), its event-loop delay p99 over `maxEventLoopDelayMs` (50), a load thread busy more
+   * than `maxReceiveBusy` of the run (0.9), or a simulator process behind by more than `maxSimulatorBehindS` (the
+   * larger of 0.1 s and 1 % of the run). Infinity turns a check off; summary.json records them, and every later
+   * judgement of the run uses them (`toMeetSlo`'s own options win).
+   */
+  validity: z
+    .strictObject({
+      maxDispatchLagMs: nonNegativeOrInfinity('expected a number of milliseconds ≥ 0, or Infinity').optional(),
+      maxEventLoopDelayMs: nonNegativeOrInfinity('expected a number of milliseconds ≥ 0, or Infinity').optional(),
+      maxReceiveBusy: nonNegativeOrInfinity('expected a fraction of the run ≥ 0 (0.9: 90 %), or Infinity').optional(),
+      maxSimulatorBehindS: nonNegativeOrInfinity('expected a number of seconds ≥ 0, or Infinity').optional(),
+    })
+    .optional(),
   /**
    * Per-request objectives for goodput in summary.json (the DistServe/vLLM definition), e.g. `{ ttft: { p99: 500 },
    * tpot: { p99: 50 } }`.

@@ -30,7 +30,18 @@ export interface SloOptions {
    * excluded: it could not read the responses as fast as they came, so their times are the client's. @default 0.9
    */
   maxReceiveBusy?: number
+  /**
+   * Likewise when a simulator process fell behind (lacked the CPU) by more than this many seconds.
+   * @default the larger of 0.1 s and 1 % of the run
+   */
+  maxSimulatorBehindS?: number
 }
+
+/** The limits that judge a run valid; each defaults to the run's own (benchRequests' `validity`), then to ours. */
+export type ValidityLimits = Pick<
+  SloOptions,
+  'maxDispatchLagMs' | 'maxEventLoopDelayMs' | 'maxReceiveBusy' | 'maxSimulatorBehindS'
+>
 
 export type ObjectiveStatus = 'pass' | 'fail' | 'too_few_samples' | 'not_reported'
 
@@ -200,15 +211,13 @@ export function noSuccess(run: Pick<BenchRun, 'summary' | 'table'>): string | un
  * (dispatch lag, event-loop delay) or a simulator process fell behind (a worker its profile, the router its event
  * loop: the process lacked the CPU).
  */
-export function invalidRun(
-  s: BenchSummary,
-  options: Pick<SloOptions, 'maxDispatchLagMs' | 'maxEventLoopDelayMs' | 'maxReceiveBusy'> = {},
-): string | undefined {
+export function invalidRun(s: BenchSummary, options: ValidityLimits = {}): string | undefined {
+  const limits = { ...recordedLimits(s), ...definedOnly(options) }
   // with no rate (everything due at once, closed-loop users, a concurrency cap) lateness is the point, not a fault
   const unbounded = s.target_rate === null || s.target_rate === undefined
-  const lagLimit = options.maxDispatchLagMs ?? (unbounded ? Number.POSITIVE_INFINITY : DEFAULT_MAX_LAG_MS)
-  const loopLimit = options.maxEventLoopDelayMs ?? (unbounded ? Number.POSITIVE_INFINITY : DEFAULT_MAX_LOOP_DELAY_MS)
-  const busyLimit = options.maxReceiveBusy ?? DEFAULT_MAX_RECEIVE_BUSY
+  const lagLimit = limits.maxDispatchLagMs ?? (unbounded ? Number.POSITIVE_INFINITY : DEFAULT_MAX_LAG_MS)
+  const loopLimit = limits.maxEventLoopDelayMs ?? (unbounded ? Number.POSITIVE_INFINITY : DEFAULT_MAX_LOOP_DELAY_MS)
+  const busyLimit = limits.maxReceiveBusy ?? DEFAULT_MAX_RECEIVE_BUSY
   const threads = `${s.load.processes} load thread${s.load.processes === 1 ? '' : 's'}`
   if (s.dispatch_lag_ms.p99 > lagLimit)
     return (
@@ -233,7 +242,7 @@ export function invalidRun(
       `the load generator ran out of file descriptors: ${outOfFiles} request${outOfFiles === 1 ? '' : 's'} never ` +
       'reached the server (raise `ulimit -n` or lower maxInFlight)'
     )
-  const allowed = Math.max(MAX_SIMULATOR_BEHIND_S, 0.01 * s.duration_s)
+  const allowed = limits.maxSimulatorBehindS ?? Math.max(MAX_SIMULATOR_BEHIND_S, 0.01 * s.duration_s)
   const behind = Object.entries(s.server_metrics?.simulator_fell_behind_s ?? {}).filter(([, v]) => v > allowed)
   if (behind.length > 0)
     return (
@@ -243,6 +252,18 @@ export function invalidRun(
     )
   return undefined
 }
+
+/** The limits the run was given (summary.json's `options.validity`, Infinity spelled out). */
+function recordedLimits(s: BenchSummary): ValidityLimits {
+  const v = s.options?.['validity']
+  if (typeof v !== 'object' || v === null) return {}
+  const out: Record<string, number> = {}
+  for (const [k, x] of Object.entries(v)) out[k] = x === 'Infinity' ? Number.POSITIVE_INFINITY : Number(x)
+  return out
+}
+
+const definedOnly = (o: ValidityLimits): ValidityLimits =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined))
 
 /** A run-level figure a rate objective reads: rates and throughputs, and the servers' peak gauges. */
 export function runFigure(s: BenchSummary, field: string): number | null | undefined {
