@@ -1,15 +1,11 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { execa } from 'execa'
 import { expect, test } from 'vitest'
+import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 34: a simulator calibrated from a server whose speed is hidden from the calibration, with its error measured.
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 
 /**
  * The hidden server: another model's profile (70B on four H100s), 2× its speed, at most 8 requests running. What

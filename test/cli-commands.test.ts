@@ -1,15 +1,11 @@
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { execa } from 'execa'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
+import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-cmd-'))
 const workload = { rate: 40, requests: 80, seed: 3, dataset: { kind: 'random' as const, inputLen: 32, outputLen: 16 } }
 

@@ -1,18 +1,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { parseSloFlag } from '../src/command-line/run-flags.ts'
 import type { StartedServer } from '../src/launch/started-server.ts'
+import { cli } from './helpers/cli.ts'
 import { startFixtureServer } from './helpers/fixture-server.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // The command line as a user types it: the clone's bin, a simulated worker in its own process.
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-cli-'))
 let worker: StartedServer
 beforeAll(async () => {

@@ -1,16 +1,13 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
+import { bin, cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 31's item 8, apart from the latency-judged tests of test/issue-31.test.ts: it is bound by the CPU.
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-csv-'))
 const read = (dir: string, name: string): string => readFileSync(join(dir, name), 'utf8')
 let worker: StartedServer

@@ -1,8 +1,6 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { SeededRandom } from '../src/common/seeded-random.ts'
 import type { BenchOptions } from '../src/executors/bench-options-schema.ts'
@@ -11,15 +9,13 @@ import { HistoryStore } from '../src/history/history-store.ts'
 import { openHistory } from '../src/history/open-history.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
 import { toNotRegress } from '../src/matchers/history-matchers.ts'
+import { cli } from './helpers/cli.ts'
 import { type PostgresServer, postgresUnavailable, startPostgres } from './helpers/postgres.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 expect.extend({ toNotRegress })
 
 // Issue 33: performance history. The store is a real SQLite file (node:sqlite), written by the CLI as a user runs it.
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-history-'))
 
 test('change points: a known step is found where it is, noise alone and one outlier are not changes', () => {

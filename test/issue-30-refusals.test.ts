@@ -3,8 +3,6 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { backlogGrowth, fellBehind } from '../src/capacity/step-verdict.ts'
 import { freePort } from '../src/launch/free-port.ts'
@@ -13,14 +11,12 @@ import { RecordTable } from '../src/record/record-table.ts'
 import { buildRecord } from '../src/record/request-record.ts'
 import { newObservation } from '../src/send/observation.ts'
 import type { BenchRun } from '../src/summarise/bench-run.ts'
+import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 30: numbers a bench_serving user can trust — its refusals and failures, which judge no latency (they run
 // with the unit files; the tests judged by latency are in issue-30.test.ts). Each runs the command line (or the
 // library) as a user would, against a simulated worker in its own process.
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-30-'))
 const summaryOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
 let worker: StartedServer

@@ -1,18 +1,14 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { findCapacity } from '../src/capacity/find-capacity.ts'
 import type { StartedServer } from '../src/launch/started-server.ts'
+import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 30: numbers a bench_serving user can trust. Each test runs the command line (or the library) as a user
 // would, against a simulated worker in its own process, and fails on the behaviour the issue reported.
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-30-'))
 const summaryOf = (dir: string) => JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
 let worker: StartedServer

@@ -3,18 +3,15 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
+import { bin, cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 31, reliability round 4: its capacity searches and sweeps (latency-judged: a step sent late is invalid), apart
 // from test/issue-31.test.ts, so they run one file at a time (vitest.config.ts's TIMING).
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[], env: Record<string, string> = {}) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true', ...env } })
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-31-'))
 const read = (dir: string, name: string): string => readFileSync(join(dir, name), 'utf8')
 let worker: StartedServer

@@ -1,17 +1,13 @@
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
+import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 32: one meaning of `ttft` for every consumer, and a capacity search that starts where it can judge.
-const bin = fileURLToPath(new URL('../bin/vitest-llm-perf.js', import.meta.url))
-const cli = (args: string[]) =>
-  execa(process.execPath, [bin, ...args], { reject: false, all: true, env: { CI: 'true' } })
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-32-'))
 let worker: StartedServer
 beforeAll(async () => {
