@@ -4,7 +4,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import { perfProject } from './src/plugin/index.ts'
 
 /**
- * Test files judged by timing: see the unit-timing project. Each keeps its 2-core machine ~20 % busy (calibrate: 19 s of
+ * Test files judged by timing: see the unit-timing project. Each keeps its 2-core machine ~20 % busy (calibrate at 2×: 19 s of
  * CPU in 59 s), so two at a time; the CPU-heavy unit files run before them. Longest first (seconds on CI's machine), the
  * order they run in (LongestFirst).
  */
@@ -26,9 +26,9 @@ const TIMING = [
   'test/users.test.ts',
 ]
 /**
- * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 20 requests a point,
- * read +2 % with the machine to itself and +10, +14 and +19 % beside issue 30's capacity search (the simulated workers'
- * own per-request cost grows with a neighbour, and is counted once in the fit and again by the calibrated one).
+ * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 20 requests a point.
+ * Beside issue 30's capacity search it read +10, +14 and +19 % while the client's and the simulator's own overhead was
+ * counted twice; taken off (calibrate measures it), −1.8, +9.5 and +9.1 % — still too near 15 % to share the machine.
  */
 const ALONE = ['test/calibrate.test.ts']
 /**
