@@ -4,9 +4,9 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node'
 import { perfProject } from './src/plugin/index.ts'
 
 /**
- * Test files judged by timing: see the unit-timing project. Each keeps its 2-core machine ~20 % busy (calibrate at 2×: 19 s of
- * CPU in 59 s), so two at a time; the CPU-heavy unit files run before them. Longest first (seconds on CI's machine), the
- * order they run in (LongestFirst).
+ * Test files judged by timing: see the unit-timing project. Each keeps its 2-core machine ~20 % busy (calibrate at 2×:
+ * 19 s of CPU in 59 s), so two at a time; the CPU-heavy unit files run before them. Longest first (seconds on CI's
+ * machine), the order they run in (LongestFirst).
  */
 const TIMING = [
   // issue 30's latency-judged tests, 60 s (its refusals run with the unit files: issue-30-refusals.test.ts)
