@@ -21,7 +21,9 @@ import { taskset } from './taskset.ts'
 /** ROUTER_CORES_TRY=1 runs it on a smaller host (cores taken modulo the host's): to try the script, not to measure. */
 const TRY = process.env['ROUTER_CORES_TRY'] === '1'
 const SECONDS = TRY ? 3 : 10
-/** Not counted: the clients' connections made (a thread's first accepts grow the process's file table), streams begun. */
+/**
+ * Not counted: the clients' connections made (a thread's first accepts grow the process's file table), streams begun.
+ */
 const WARM_UP_S = TRY ? 1 : 2
 const STREAMS = Number(process.env['ROUTER_CORES_STREAMS'] ?? 288)
 const SPEED = Number(process.env['ROUTER_CORES_SPEED'] ?? 9)
