@@ -98,7 +98,9 @@ export class RouterMetrics {
     const byThread = this.lateByThread
     new Counter({
       name: 'llmperf_sim:thread_fell_behind_seconds_total',
-      help: 'Time each thread of the simulated router fell behind (0: the main thread); threads late at once each count it.',
+      help:
+        'Time each thread of the simulated router fell behind (0: the main thread); threads late at once each ' +
+        'count it.',
       labelNames: ['thread'],
       registers,
       collect() {
