@@ -10,10 +10,10 @@ export interface LinkResponse {
   status: number
   headers: Record<string, string>
   /**
-   * Passes the body on as it comes, each piece one HTTP/1.1 chunk as the worker framed it (write it to a chunked
-   * response as it is); true at its end, false when the worker dropped it or the link broke. A piece is memory
-   * the link reads into again: `onData` answers true when it still holds the piece after the call (a write that
-   * waits in a socket's queue), and the link then reads into new memory.
+   * Passes the body on as it comes, each piece one or more HTTP/1.1 chunks as the worker framed them (write it to a
+   * chunked response as it is; chunkData reads its bytes); true at its end, false when the worker dropped it or the
+   * link broke. A piece is memory the link reads into again: `onData` answers true when it still holds the piece
+   * after the call (a write that waits in a socket's queue), and the link then reads into new memory.
    */
   pipe(onData: (bytes: Buffer) => boolean): Promise<boolean>
   /** The whole body (a retryable error's, say). */

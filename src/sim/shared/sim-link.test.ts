@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { FRAME, FrameReader, type FrameType } from './sim-link.ts'
+import { chunkData, FRAME, FrameReader, type FrameType } from './sim-link.ts'
 
 /** A frame's bytes as the link sends it: u32 length, u32 stream id, u8 type, payload. */
 function frame(type: FrameType, id: number, payload: Buffer): Buffer {
@@ -35,4 +35,14 @@ test('frames cut anywhere across reads, into memory each next read reuses, arriv
     at += n
   }
   expect(got).toEqual(sent)
+})
+
+test("a piece's chunks, one or several joined, give their bytes in order; one chunk's are a view of the piece", () => {
+  const one = Buffer.from('5\r\nhello\r\n')
+  expect(chunkData(one).toString()).toBe('hello')
+  expect(chunkData(one).buffer).toBe(one.buffer)
+  const joined = Buffer.from('5\r\nhello\r\n1\r\n \r\na\r\ndata: 0123\r\n')
+  expect(chunkData(joined).toString()).toBe('hello data: 0123')
+  // a chunk whose bytes hold CRLF: read by its size, not by the next CRLF
+  expect(chunkData(Buffer.from('4\r\na\r\nb\r\n2\r\n\n\n\r\n')).toString()).toBe('a\r\nb\n\n')
 })

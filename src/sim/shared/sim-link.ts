@@ -104,10 +104,21 @@ const HEX = Buffer.from('0123456789abcdef')
 const CR = 13
 const LF = 10
 
-/** The bytes of one HTTP/1.1 chunk (`size CRLF bytes CRLF`): what a data frame carries. */
-export function chunkData(chunk: Buffer): Buffer {
-  const start = chunk.indexOf('\r\n') + 2
-  return chunk.subarray(start, chunk.length - 2)
+/**
+ * The bytes of the HTTP/1.1 chunks (`size CRLF bytes CRLF`) in a piece of a response's body: a data frame carries
+ * one, and the router joins a stream's frames of one read into one piece. One chunk's are a view of the piece.
+ */
+export function chunkData(piece: Buffer): Buffer {
+  const parts: Buffer[] = []
+  for (let at = 0; at < piece.length; ) {
+    const eol = piece.indexOf('\r\n', at)
+    if (eol < 0) break
+    const size = Number.parseInt(piece.toString('latin1', at, eol), 16)
+    if (!(size >= 0)) break
+    parts.push(piece.subarray(eol + 2, eol + 2 + size))
+    at = eol + 2 + size + 2
+  }
+  return parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts)
 }
 
 /** Splits a byte stream into frames; a frame cut across reads waits for its rest. */
