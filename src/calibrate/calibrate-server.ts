@@ -2,11 +2,10 @@ import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
-import { launchWithFreePort } from '../launch/launch-with-port.ts'
-import { simCommand } from '../launch/sim-command.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { fitNonNegative } from './least-squares.ts'
+import { startProfileWorker } from './profile-worker.ts'
 
 /** The simulator's step-time model and limits (src/sim/worker/profiles.ts), as profile.json holds them. */
 export interface CalibratedProfile {
@@ -311,18 +310,7 @@ async function withZeroCostWorker(workDir: string, use: (url: string) => Promise
   }
   mkdirSync(workDir, { recursive: true })
   writeFileSync(profilePath, `${JSON.stringify(zero, null, 2)}\n`)
-  const { command, args } = simCommand('sim-server')
-  const sim = await launchWithFreePort('127.0.0.1', (port) => ({
-    name: 'zero-cost-sim',
-    command,
-    args: [...args, '--port', String(port), '--profile', profilePath, '--warmup-time', '0'],
-    url: `http://127.0.0.1:${port}`,
-    port,
-    readiness: { path: '/health' },
-    startupTimeoutMs: 30_000,
-    logFile: join(workDir, 'zero-cost-sim.log'),
-    stopGraceMs: 2000,
-  }))
+  const sim = await startProfileWorker('zero-cost-sim', profilePath, workDir)
   try {
     await use(sim.url)
   } finally {

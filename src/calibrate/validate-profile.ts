@@ -5,12 +5,11 @@ import { findCapacity } from '../capacity/find-capacity.ts'
 import { backlogGrowth, fellBehind } from '../capacity/step-verdict.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
-import { launchWithFreePort } from '../launch/launch-with-port.ts'
-import { simCommand } from '../launch/sim-command.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import type { CalibratedProfile } from './calibrate-server.ts'
+import { startProfileWorker } from './profile-worker.ts'
 
 type Figures = { ttft_p50: number; ttft_p90: number; tpot_p50: number; tpot_p90: number }
 const FIGURES = ['ttft_p50', 'ttft_p90', 'tpot_p50', 'tpot_p90'] as const
@@ -67,19 +66,8 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
   const base = opts.profile.calibration.probe_throughput
   const rates = opts.rates ?? [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3)))
   const pointS = opts.pointS ?? 20
-  const { command, args } = simCommand('sim-server')
   mkdirSync(opts.workDir, { recursive: true })
-  const sim = await launchWithFreePort('127.0.0.1', (port) => ({
-    name: 'calibrated-sim',
-    command,
-    args: [...args, '--port', String(port), '--profile', opts.profilePath, '--warmup-time', '0'],
-    url: `http://127.0.0.1:${port}`,
-    port,
-    readiness: { path: '/health' },
-    startupTimeoutMs: 30_000,
-    logFile: join(opts.workDir, 'calibrated-sim.log'),
-    stopGraceMs: 2000,
-  }))
+  const sim = await startProfileWorker('calibrated-sim', opts.profilePath, opts.workDir)
   const common = (dir: string): BenchOptions => ({
     api: opts.api,
     ...(opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer }),
