@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { WorkerLink } from '../src/sim/router/worker-link.ts'
-import { SIM_LINK_ROUTE } from '../src/sim/shared/sim-link.ts'
+import { chunkData, SIM_LINK_ROUTE } from '../src/sim/shared/sim-link.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 let worker: StartedServer
@@ -21,18 +21,12 @@ function finishedSync(url: string): number {
   return Number(/^sglang:num_requests_total(?:\{[^}]*\})? (\S+)$/mu.exec(text)?.[1] ?? 0)
 }
 
-/** The events of an HTTP/1.1 chunked body's bytes, as pieces written on: `size CRLF bytes CRLF`, any number a piece. */
-function events(pieces: Buffer[]): string[] {
-  const wire = Buffer.concat(pieces)
-  let text = ''
-  for (let at = 0; at < wire.length; ) {
-    const eol = wire.indexOf('\r\n', at)
-    const size = Number.parseInt(wire.subarray(at, eol).toString(), 16)
-    text += wire.subarray(eol + 2, eol + 2 + size).toString()
-    at = eol + 2 + size + 2
-  }
-  return text.split('\n\n').filter((e) => e !== '')
-}
+/** The events of a response's body, as the pieces the link passed on hold them. */
+const events = (pieces: Buffer[]): string[] =>
+  Buffer.concat(pieces.map(chunkData))
+    .toString()
+    .split('\n\n')
+    .filter((e) => e !== '')
 
 test("a read that carries many steps of a stream passes them on in one write, whole and in order, before the stream's end", async () => {
   const res = await fetch(`${worker.url}${SIM_LINK_ROUTE}`)

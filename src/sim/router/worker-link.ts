@@ -26,7 +26,7 @@ interface Stream {
   onData: ((bytes: Buffer) => boolean) | undefined
   early: Buffer[]
   /** This read's data for the stream, not yet passed on: passed on in one piece once the read is parsed. */
-  pending: Buffer[] | undefined
+  readonly pending: Buffer[]
   done: ((ended: boolean) => void) | undefined
   finished: boolean | undefined
 }
@@ -100,10 +100,7 @@ export class WorkerLink {
     } else if (type === FRAME.data) {
       // a view into the read buffer: copied only when it must wait for a reader
       if (s.onData === undefined) s.early.push(Buffer.from(payload))
-      else if (s.pending === undefined) {
-        s.pending = [payload]
-        this.#touched.push(s)
-      } else s.pending.push(payload)
+      else if (s.pending.push(payload) === 1) this.#touched.push(s)
     } else if (type === FRAME.end || type === FRAME.reset) {
       this.#passOn(s)
       this.#streams.delete(id)
@@ -119,19 +116,20 @@ export class WorkerLink {
    */
   #passOn(s: Stream): void {
     const pending = s.pending
-    if (pending === undefined) return
-    s.pending = undefined
+    if (pending.length === 0) return
     if (pending.length === 1) {
       if (s.onData?.(pending[0] as Buffer)) this.#held = true
-      return
+    } else {
+      // joined in an arena: a Buffer.concat a time had V8's background threads sweep ArrayBuffers at 8 % of a core
+      let length = 0
+      for (const p of pending) length += p.length
+      const joined = this.#joined.take(length)
+      let at = 0
+      for (const p of pending) at += p.copy(joined, at)
+      if (s.onData?.(joined) !== true) this.#joined.release(joined)
     }
-    // joined in an arena: a Buffer.concat a time had V8's background threads sweep ArrayBuffers at 8 % of a core each
-    let length = 0
-    for (const p of pending) length += p.length
-    const joined = this.#joined.take(length)
-    let at = 0
-    for (const p of pending) at += p.copy(joined, at)
-    if (s.onData?.(joined) !== true) this.#joined.release(joined)
+    // the views are the read buffer's: kept by no one but a write that holds them (then `#held`)
+    pending.length = 0
   }
 
   #response(s: Stream, status: number, headers: Record<string, string>): LinkResponse {
@@ -197,7 +195,7 @@ export class WorkerLink {
         },
         onData: undefined,
         early: [],
-        pending: undefined,
+        pending: [],
         done: undefined,
         finished: undefined,
       })
