@@ -32,33 +32,20 @@ const CLIENTS = 4
 
 const core = (n: number): number => (TRY ? n % availableParallelism() : n)
 
-/** CPU seconds of each thread of a process (/proc/PID/task/TID/stat, user + system), by thread name and id. */
-function threadCpu(pid: number): Map<string, number> {
-  const out = new Map<string, number>()
+/**
+ * Each thread of a process, by name and id: its CPU seconds (/proc/PID/task/TID/stat, user + system) and the seconds
+ * it waited, runnable, for a core (schedstat's run delay: a thread that falls behind at half a core's load waits for
+ * the core or stalls in itself).
+ */
+function threadTimes(pid: number): Map<string, { cpuS: number; waitS: number }> {
+  const out = new Map<string, { cpuS: number; waitS: number }>()
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      out.set(`${name}#${tid}`, (Number(f[11]) + Number(f[12])) / 100)
-    } catch {
-      // a thread that ended meanwhile
-    }
-  }
-  return out
-}
-
-/**
- * Seconds each thread of a process waited, runnable, for a core (/proc/PID/task/TID/schedstat's run delay): a
- * thread that falls behind at half a core's load waits for the core or stalls in itself.
- */
-function threadWaits(pid: number): Map<string, number> {
-  const out = new Map<string, number>()
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()
-      const f = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')
-      out.set(`${name}#${tid}`, Number(f[1]) / 1e9)
+      const sched = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')
+      out.set(`${name}#${tid}`, { cpuS: (Number(f[11]) + Number(f[12])) / 100, waitS: Number(sched[1]) / 1e9 })
     } catch {
       // a thread that ended meanwhile
     }
@@ -104,13 +91,11 @@ async function measure(threads: number): Promise<string> {
   for (const [i, c] of clients.entries()) taskset(c.pid as number, String(core(4 + i)))
   await Promise.all(clients.map((c) => new Promise((resolve) => c.stderr?.once('data', resolve))))
   const behind0 = await fellBehindS(metrics)
-  const cpu0 = threadCpu(router)
-  const wait0 = threadWaits(router)
+  const times0 = threadTimes(router)
   const runs = (await Promise.all(clients)).map(
     (c) => JSON.parse(String(c.stdout)) as { chunks: number; seconds: number; errors: number },
   )
-  const cpu1 = threadCpu(router)
-  const wait1 = threadWaits(router)
+  const times1 = threadTimes(router)
   const behind1 = await fellBehindS(metrics)
   const behind = behind1.all - behind0.all
   const byThread = [...behind1.byThread]
@@ -118,17 +103,20 @@ async function measure(threads: number): Promise<string> {
     .join(', ')
   const chunks = runs.reduce((a, r) => a + r.chunks, 0)
   const seconds = Math.max(...runs.map((r) => r.seconds))
-  const used = [...cpu1].map(([k, v]) => [k, v - (cpu0.get(k) ?? 0)] as const).filter(([, v]) => v > 0.05)
-  const total = used.reduce((a, [, v]) => a + v, 0)
+  // each thread's CPU and wait for a core during the run, the threads that did something
+  const used = [...times1]
+    .map(([k, t]) => {
+      const t0 = times0.get(k) ?? { cpuS: 0, waitS: 0 }
+      return { name: k.split('#')[0] as string, cpuS: t.cpuS - t0.cpuS, waitS: t.waitS - t0.waitS }
+    })
+    .filter((t) => t.cpuS > 0.05)
+  const total = used.reduce((a, t) => a + t.cpuS, 0)
   return (
     `${(chunks / seconds / 1000).toFixed(0)}k chunks/s, ${((total * 1e6) / chunks).toFixed(1)} µs a chunk, fell ` +
     `behind ${behind.toFixed(2)} s of ${seconds.toFixed(1)} s (each thread's: ${byThread || 'none'}); threads (share of a core): ` +
     used
-      .sort((a, b) => b[1] - a[1])
-      .map(
-        ([k, v]) =>
-          `${k.split('#')[0]} ${((100 * v) / seconds).toFixed(0)} % (waited ${(1000 * ((wait1.get(k) ?? 0) - (wait0.get(k) ?? 0))).toFixed(0)} ms)`,
-      )
+      .sort((a, b) => b.cpuS - a.cpuS)
+      .map((t) => `${t.name} ${((100 * t.cpuS) / seconds).toFixed(0)} % (waited ${(1000 * t.waitS).toFixed(0)} ms)`)
       .join(', ') +
     (runs.some((r) => r.errors > 0) ? `; ${runs.reduce((a, r) => a + r.errors, 0)} client errors` : '')
   )
