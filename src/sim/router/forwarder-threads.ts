@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { InvalidOptionError } from '../../common/errors.ts'
+import { portInUse } from '../shared/serve-process.ts'
 import { type Admission, type ConcurrencyLimit, countedAdmission } from './concurrency-limit.ts'
 import type { RouteDesk, Upstream } from './forward-request.ts'
 import type { ForwarderData, FromForwarder, ToForwarder } from './forwarder-protocol.ts'
@@ -49,10 +49,9 @@ function startForwarder(
         case 'listening':
           return resolve(m.port)
         case 'failed':
-          // one line naming the port, as the main thread's own listener says it (serve-process.ts)
           return reject(
             m.code === 'EADDRINUSE'
-              ? new InvalidOptionError('sim flags', [`\`--port\`: ${data.host}:${data.port} is already in use`])
+              ? portInUse('--port', data.host, data.port)
               : new Error(`forwarder thread ${thread} could not listen: ${m.message}`),
           )
         case 'pick':

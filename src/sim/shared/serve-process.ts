@@ -16,14 +16,17 @@ export async function listen(
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) => {
       // one line naming the port, not a stack: the cli prints an LlmPerfError's message alone
-      if (err.code === 'EADDRINUSE')
-        reject(new InvalidOptionError('sim flags', [`\`${flag}\`: ${host}:${port} is already in use`]))
+      if (err.code === 'EADDRINUSE') reject(portInUse(flag, host, port))
       else reject(err)
     })
     server.listen({ port, host, reusePort }, () => resolve())
   })
   return (server.address() as AddressInfo).port
 }
+
+/** A port someone else holds, in one line naming it: the cli prints an LlmPerfError's message alone. */
+export const portInUse = (flag: string, host: string, port: number): InvalidOptionError =>
+  new InvalidOptionError('sim flags', [`\`${flag}\`: ${host}:${port} is already in use`])
 
 /** How often a simulator checks that the process that started it is still there. */
 const PARENT_CHECK_MS = 500
