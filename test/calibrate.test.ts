@@ -24,8 +24,13 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
   const dir = mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-'))
   const out = join(dir, 'profile.json')
   try {
-    const r = await cli(['calibrate', hidden.url, '--out', out, '--validate', '--point-s', '5', '--work-dir', dir])
+    // behind a proxy's Basic auth: profiles are committed, so the password (too short to mask as text) is in none
+    const withPassword = hidden.url.replace('http://', 'http://calib:Pw4@')
+    const r = await cli(['calibrate', withPassword, '--out', out, '--validate', '--point-s', '5', '--work-dir', dir])
     expect(r.exitCode, r.all).toBe(0)
+    expect(r.stdout).toMatch(/^calibrating http:\/\/\*\*\*@127\.0\.0\.1:\d+ /u)
+    expect(r.all).not.toContain('Pw4')
+    expect(readFileSync(out, 'utf8')).not.toContain('Pw4')
     expect(r.stdout).toMatch(/rate +TTFT p50 meas +pred +err/u)
     const profile = JSON.parse(readFileSync(out, 'utf8'))
     // the fit against what the hidden server runs: the per-token and per-step costs, and its batch limit
@@ -59,6 +64,7 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
   const calibrated = await startSimWorker(['--profile', out], 'calibrated')
   const builtIn = await startSimWorker([], 'built-in')
   await Promise.all([calibrated.stop(), builtIn.stop()])
+  expect(readFileSync(calibrated.logFile, 'utf8')).not.toContain('Pw4')
   expect(readFileSync(calibrated.logFile, 'utf8')).toMatch(
     /was calibrated on sim\S* .* at \d{4}-\d\d-\d\dT[\d:.]+Z: held out at [\d.]+, [\d.]+, [\d.]+ req\/s .*TTFT p50 within \d+ %/u,
   )

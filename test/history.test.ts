@@ -1,4 +1,4 @@
-import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -228,6 +228,70 @@ describe.skipIf(noPostgres !== undefined)('history in PostgreSQL (--db postgres:
       await w.stop()
     }
   }, 300_000)
+
+  test('a writer’s password reaches no row, file or line: a long one, one under 8 characters, one that does not parse', async () => {
+    const { default: postgres } = await import('postgres')
+    const admin = postgres(pg.url, { max: 1, onnotice: () => undefined })
+    // a role whose password is too short to be masked as text: only masking the URL's structure hides it
+    await admin.unsafe(`CREATE ROLE shortpw LOGIN SUPERUSER PASSWORD 'Qz7'`)
+    const short = pg.url.replace(/\/\/perf:[^@]+@/u, '//shortpw:Qz7@')
+    const w = await startSimWorker(['--speed', '4'], 'history-secrets')
+    try {
+      for (const db of [pg.url, short]) {
+        const outDir = tmp()
+        const r = await cli(
+          ['run', w.url, '--rate', '100', '--requests', '8', '--input-len', '32', '--output-len', '4'].concat([
+            '--metrics-interval-ms',
+            '0',
+            '--out-dir',
+            outDir,
+            '--history-db',
+            db,
+          ]),
+        )
+        expect(r.exitCode, r.all).toBe(0)
+        const files = ['summary.json', 'report.html'].map((f) => readFileSync(join(outDir, f), 'utf8'))
+        expect(files[0]).toMatch(/"db": "postgres:\/\/(perf|shortpw):\*\*\*@127\.0\.0\.1/u)
+        for (const text of [r.all, ...files]) {
+          expect(text).not.toContain('llm-perf-secret-pw')
+          expect(text).not.toContain(':Qz7@')
+        }
+      }
+      const stored = await admin.unsafe(`SELECT summary::text AS s FROM llm_perf.runs`)
+      expect(stored.length).toBeGreaterThanOrEqual(2)
+      for (const row of stored) {
+        expect(row['s']).not.toContain('llm-perf-secret-pw')
+        expect(row['s']).not.toContain(':Qz7@')
+      }
+      // an unencoded # in a password: refused before any request, the password not echoed
+      const bad = pg.url.replace(/\/\/perf:[^@]+@/u, '//perf:ab#cd-secret@')
+      const outDir = tmp()
+      const refused = await cli([
+        'run',
+        w.url,
+        '--rate',
+        '1',
+        '--requests',
+        '60',
+        '--out-dir',
+        outDir,
+        '--history-db',
+        bad,
+      ])
+      expect(refused.exitCode).toBe(1)
+      expect(refused.stderr).toMatch(
+        /history\.db`: expected a URL such as postgres:.* got postgres:\/\/perf:\*\*\*@127/u,
+      )
+      expect(refused.all).not.toContain('cd-secret')
+      expect(existsSync(join(outDir, 'requests.csv'))).toBe(false)
+      const check = await cli(['history', 'check', '--db', bad])
+      expect(check.exitCode).toBe(1)
+      expect(check.all).not.toContain('cd-secret')
+    } finally {
+      await w.stop()
+      await admin.end()
+    }
+  }, 120_000)
 
   test('two writers recording 50 runs each at once: 100 runs, none lost or duplicated', async () => {
     const dirs = await hundredRuns()

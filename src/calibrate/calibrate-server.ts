@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
+import { baseUrl } from '../common/base-url.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { benchRequests } from '../load/bench-requests.ts'
@@ -241,7 +242,8 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
   )
   const [decodeBase, decodePerSeq, decodePerCtx] = df.coef as [number, number, number]
   const server = {
-    url: opts.url,
+    // profiles are committed: the URL's credentials and query values are masked, not kept
+    url: baseUrl(opts.url).display,
     kind: String(info['version'] ?? 'unknown server').split(' ')[0],
     version: info['version'] ?? null,
     model: info['model_path'] ?? info['served_model_name'] ?? opts.model ?? null,
@@ -249,7 +251,7 @@ export async function calibrateServer(opts: CalibrateOptions): Promise<Calibrate
   }
   return {
     name: opts.name ?? `calibrated-${new URL(opts.url).host.replace(/[^\w.-]/gu, '-')}`,
-    description: `calibrated on ${server.version ?? 'a server'} (${server.model ?? 'model not stated'}) at ${opts.url}`,
+    description: `calibrated on ${server.version ?? 'a server'} (${server.model ?? 'model not stated'}) at ${server.url}`,
     prefillBaseMs: round(prefillBase),
     prefillPerTokenMs: round(prefillPerToken),
     prefillPerTokenCtxMs: round(prefillPerTokenCtx),

@@ -1,10 +1,12 @@
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { calibrateServer } from '../calibrate/calibrate-server.ts'
 import { pct, validateProfile } from '../calibrate/validate-profile.ts'
+import { writeArtifact } from '../common/artifact-file.ts'
+import { baseUrl } from '../common/base-url.ts'
 import { InvalidOptionError } from '../common/errors.ts'
-import { addSecrets } from '../common/redact.ts'
+import { addSecrets, redact } from '../common/redact.ts'
 import { type Flags, flagHelp, parseFlags } from './flags.ts'
 import { sloFromFlags } from './run-flags.ts'
 
@@ -75,11 +77,13 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   if (problems.length > 0) throw new InvalidOptionError('calibrate', problems)
   const apiKey = values['api-key'] ?? process.env['LLM_PERF_API_KEY']
   if (apiKey !== undefined) addSecrets([apiKey])
+  const shown = baseUrl(url as string)
+  addSecrets(shown.secrets)
   const out = resolve(values.out ?? 'profile.json')
   mkdirSync(dirname(out), { recursive: true })
   const workDir = resolve(values['work-dir'] ?? mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-')))
   const say = (line: string): void => {
-    process.stdout.write(`${line}\n`)
+    process.stdout.write(`${redact(line)}\n`)
   }
   const base = {
     url: url as string,
@@ -88,7 +92,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     ...(values.model === undefined ? {} : { model: values.model }),
     ...(apiKey === undefined ? {} : { apiKey }),
   }
-  say(`calibrating ${url} (probe runs in ${workDir})`)
+  say(`calibrating ${shown.display} (probe runs in ${workDir})`)
   const profile = await calibrateServer({
     ...base,
     workDir: join(workDir, 'probes'),
@@ -110,7 +114,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       .map(([k, v]) => `${k} ${v}`)
       .join(', ')}`,
   )
-  writeFileSync(out, `${JSON.stringify(profile, null, 2)}\n`)
+  writeArtifact(out, `${JSON.stringify(profile, null, 2)}\n`)
   if (values.validate === true || rates !== undefined || slo !== undefined) {
     say('validating on held-out loads (the server, then the calibrated simulator, at each rate):')
     const validation = await validateProfile({
@@ -124,7 +128,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       onPoint: (line) => say(`  ${line}`),
     })
     profile.calibration.validation = validation as unknown as CalibratedValidation
-    writeFileSync(out, `${JSON.stringify(profile, null, 2)}\n`)
+    writeArtifact(out, `${JSON.stringify(profile, null, 2)}\n`)
     say('')
     say(validationTable(validation))
     say('')

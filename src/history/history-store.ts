@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
+import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { WORKLOAD } from '../summarise/workload-differences.ts'
@@ -122,7 +123,8 @@ export function historyRow(
     fingerprint: workloadFingerprint(s.options),
     environment: JSON.stringify(environmentOf(s)),
     labels: JSON.stringify(labels),
-    summary: JSON.stringify({ ...s, ttft_source: s.ttft_source ?? null }),
+    // a database is a file too: what summary.json would mask is masked here (a key echoed in an option's text)
+    summary: JSON.stringify(redactDeep({ ...s, ttft_source: s.ttft_source ?? null })),
     metrics: metrics.filter(([, v]) => Number.isFinite(v)),
     samples,
   }

@@ -1,8 +1,10 @@
+import { InvalidOptionError } from '../common/errors.ts'
+import { databaseUrlProblem, urlPassword } from '../common/masked-url.ts'
 import { addSecrets } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { DEFAULT_HISTORY_DB, type HistoryDb, HistoryStore } from './history-store.ts'
-import { isPostgresUrl, PostgresHistory, urlPassword } from './postgres-history.ts'
+import { isPostgresUrl, PostgresHistory } from './postgres-history.ts'
 
 /**
  * The history at `db`: a PostgreSQL database for a `postgres://` URL (shared by CI runners), else a SQLite file
@@ -10,6 +12,8 @@ import { isPostgresUrl, PostgresHistory, urlPassword } from './postgres-history.
  */
 export async function openHistory(db: string = DEFAULT_HISTORY_DB): Promise<HistoryDb> {
   if (isPostgresUrl(db)) {
+    const problem = databaseUrlProblem(db)
+    if (problem !== undefined) throw new InvalidOptionError('history database', [problem])
     addSecrets([urlPassword(db)])
     return await PostgresHistory.open(db)
   }

@@ -1,4 +1,5 @@
 import postgres from 'postgres'
+import { maskedUrl } from '../common/masked-url.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { type HistoryDb, historyRow, historyTables, type RecordedRun, recordedRun, samplesOf } from './history-store.ts'
@@ -14,24 +15,6 @@ const MIGRATIONS = [historyTables(`${SCHEMA}.`, 'DOUBLE PRECISION', 'BYTEA')]
 /** Whether `db` names a PostgreSQL database rather than a SQLite file. */
 export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//iu.test(db)
 
-/** The password in a database URL (`postgres://user:pass@host/db`), if it has one: masked wherever it is written. */
-export function urlPassword(db: unknown): string | undefined {
-  if (typeof db !== 'string' || !URL.canParse(db)) return undefined
-  const password = decodeURIComponent(new URL(db).password)
-  return password === '' ? undefined : password
-}
-
-/** The URL without its password, for messages. */
-export function displayUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password !== '') u.password = '***'
-    return u.toString()
-  } catch {
-    return 'postgres://…'
-  }
-}
-
 /**
  * The history in PostgreSQL, shared by CI runners: the SQLite store's tables in schema `llm_perf`, versioned
  * migrations (run once, under an advisory lock), one transaction a run, and a run recorded twice is one run
@@ -45,7 +28,7 @@ export class PostgresHistory implements HistoryDb {
   #options = new Map<string, Record<string, unknown>>()
 
   private constructor(url: string) {
-    this.path = displayUrl(url)
+    this.path = maskedUrl(url)
     this.#sql = postgres(url, { max: 1, onnotice: () => undefined, connect_timeout: 30, idle_timeout: 5 })
   }
 

@@ -4,6 +4,7 @@ import { ArtifactWriteError } from '../common/artifact-file.ts'
 import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
+import { databaseUrlProblem, maskedUrl, urlPassword } from '../common/masked-url.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
 import { addSecrets, redact, redactError, secretHeaders, unmaskable } from '../common/redact.ts'
 import { type BenchOptions, type ValidatedOptions, validateBenchOptions } from '../executors/bench-options-schema.ts'
@@ -13,7 +14,7 @@ import { executorFor, scheduleFor } from '../executors/registry.ts'
 import { gitLabels } from '../history/git-labels.ts'
 import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
 import { recordRun } from '../history/open-history.ts'
-import { urlPassword } from '../history/postgres-history.ts'
+import { isPostgresUrl } from '../history/postgres-history.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { runFileTexts } from '../report/run-files.ts'
@@ -332,6 +333,9 @@ function validateEverything(target: BenchTarget, options: BenchOptions): Validat
     }
   }
   const opts = attempt(() => validateBenchOptions(options))
+  const db = opts !== undefined && typeof opts.history === 'object' ? opts.history.db : undefined
+  const dbProblem = db !== undefined && isPostgresUrl(db) ? databaseUrlProblem(db) : undefined
+  if (dbProblem !== undefined) problems.push(`\`history.db\`: ${dbProblem}`)
   const tooLarge = opts === undefined ? undefined : runSizeProblem(opts)
   if (tooLarge !== undefined) problems.push(tooLarge)
   const raw = (options ?? {}) as { slo?: unknown; failures?: unknown }
@@ -373,6 +377,11 @@ function describeOptions(opts: ValidatedOptions, plan: LoadPlan): Record<string,
     maxInFlight:
       opts.maxConcurrency !== undefined || !Number.isFinite(plan.maxInFlight) ? 'Infinity' : plan.maxInFlight,
     headers: Object.keys(headers),
+    // the URL's structure is masked, not its password's text: a short or unparseable password is masked too
+    history:
+      typeof rest.history === 'object' && rest.history.db !== undefined
+        ? { ...rest.history, db: maskedUrl(rest.history.db) }
+        : rest.history,
     ...(rest.validity === undefined
       ? {}
       : {
