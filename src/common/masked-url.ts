@@ -12,7 +12,7 @@ export function maskedUrl(url: string): string {
     return u.toString()
   }
   // not a URL: everything between the scheme and the last `@` is user info; the user stays readable
-  const m = /^([a-z][a-z\d+.-]*:\/\/)([^:@]*)(:[^]*)@([^@]*)$/iu.exec(url)
+  const m = /^([a-z][a-z\d+.-]*:\/\/)([^:@]*)(:[\s\S]*)@([^@]*)$/iu.exec(url)
   return m === null ? url : `${m[1]}${m[2]}:***@${m[4]}`
 }
 
