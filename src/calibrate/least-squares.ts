@@ -66,3 +66,25 @@ function solve(a: readonly number[][], y: readonly number[]): number[] {
     return Math.abs(pivot) < 1e-12 ? 0 : (m[i]?.[n] as number) / pivot
   })
 }
+
+/**
+ * `fitNonNegative` minimising relative residuals, (y − ŷ) / y: a step-time model must be as right for a 20 ms
+ * prefill as for a 2 s one, where absolute residuals let the longest points decide the fit. Columns are scaled to
+ * one before solving (a per-token-per-cell column is ~10⁸ where the base's is 1; the normal equations square that).
+ */
+export function fitRelative(rows: readonly number[][], y: readonly number[]): LinearFit {
+  const k = rows[0]?.length ?? 0
+  const weighted = rows.map((r, i) => r.map((x) => x / Math.max(1e-9, y[i] as number)))
+  const scale = Array.from({ length: k }, (_, j) => Math.max(1e-300, ...weighted.map((r) => Math.abs(r[j] as number))))
+  const fit = fitNonNegative(
+    weighted.map((r) => r.map((x, j) => x / (scale[j] as number))),
+    y.map(() => 1),
+  )
+  const coef = fit.coef.map((c, j) => c / (scale[j] as number))
+  const residuals = rows.map((r, i) => (y[i] as number) - r.reduce((a, x, j) => a + x * (coef[j] as number), 0))
+  return {
+    coef,
+    residualRms: Math.sqrt(residuals.reduce((a, r) => a + r * r, 0) / Math.max(1, residuals.length)),
+    worstRelative: Math.max(0, ...residuals.map((r, i) => Math.abs(r) / Math.max(1e-9, y[i] as number))),
+  }
+}

@@ -5,14 +5,19 @@ import type { StartedServer } from '../launch/started-server.ts'
 
 /**
  * A simulated worker run with a profile.json (a calibrated one, or calibrate's zero-cost one) on a free port, its
- * log `name`.log in `logDir`. The caller stops it.
+ * log `name`.log in `logDir`, `extraArgs` after the profile. The caller stops it.
  */
-export function startProfileWorker(name: string, profilePath: string, logDir: string): Promise<StartedServer> {
+export function startProfileWorker(
+  name: string,
+  profilePath: string,
+  logDir: string,
+  extraArgs: readonly string[] = [],
+): Promise<StartedServer> {
   const { command, args } = simCommand('sim-server')
   return launchWithFreePort('127.0.0.1', (port) => ({
     name,
     command,
-    args: [...args, '--port', String(port), '--profile', profilePath, '--warmup-time', '0'],
+    args: [...args, '--port', String(port), '--profile', profilePath, '--warmup-time', '0', ...extraArgs],
     url: `http://127.0.0.1:${port}`,
     port,
     readiness: { path: '/health' },

@@ -3,9 +3,11 @@ import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { findCapacity } from '../capacity/find-capacity.ts'
 import { backlogGrowth, fellBehind } from '../capacity/step-verdict.ts'
+import { poolFor } from '../common/base-url.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { benchRequests } from '../load/bench-requests.ts'
+import { probeCacheState } from '../load/server-probe.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import type { CalibratedProfile } from './calibrate-server.ts'
@@ -64,10 +66,17 @@ const VALIDATION_OUTPUT = 96
  */
 export async function validateProfile(opts: ValidateOptions): Promise<Validation> {
   const base = opts.profile.calibration.probe_throughput
-  const rates = opts.rates ?? [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3)))
   const pointS = opts.pointS ?? 20
   mkdirSync(opts.workDir, { recursive: true })
-  const sim = await startProfileWorker('calibrated-sim', opts.profilePath, opts.workDir)
+  // the simulated worker starts in the state the server is in: llama.cpp's idle slots keep their contexts, and a
+  // used server is several times slower than a fresh one
+  const held = opts.profile.unifiedKv === undefined ? undefined : await kvCacheTokens(opts.url, opts.signal)
+  const sim = await startProfileWorker(
+    'calibrated-sim',
+    opts.profilePath,
+    opts.workDir,
+    held === undefined ? [] : ['--kv-cache-tokens', String(held)],
+  )
   const common = (dir: string): BenchOptions => ({
     api: opts.api,
     ...(opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer }),
@@ -86,6 +95,27 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
   // predicted, +72 %, on a second `calibrate --validate` against the same server)
   const nonce = randomInt(1, 2 ** 30)
   try {
+    let capacity: Validation['capacity']
+    if (opts.slo !== undefined) {
+      const search = { min: Math.max(0.1, base / 16), max: base * 2, stepDurationS: pointS, confirm: false as const }
+      const cap = async (url: string, dir: string): Promise<number> =>
+        (
+          await findCapacity(
+            { url },
+            { ...common(join(opts.workDir, dir)), slo: opts.slo as SloSpec, search, model: undefined },
+          )
+        ).capacity
+      const [measured, predicted] = await Promise.all([cap(opts.url, 'capacity-real'), cap(sim.url, 'capacity-sim')])
+      capacity = { slo: opts.slo, measured, predicted, error: measured > 0 ? (predicted - measured) / measured : NaN }
+      opts.onPoint?.(`capacity at the SLO: ${measured} req/s measured, ${predicted} predicted (${pct(capacity.error)})`)
+    }
+    // held out where users load a server: below its capacity at their SLO where it was found, else fractions of
+    // what the decode probes completed (which can be past what the server carries at any SLO)
+    const rates =
+      opts.rates ??
+      (capacity !== undefined && capacity.measured > 0
+        ? [0.25, 0.5, 0.75].map((f) => Number((f * (capacity as { measured: number }).measured).toPrecision(3)))
+        : [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3))))
     const points: ValidationPoint[] = []
     for (const [i, rate] of rates.entries()) {
       const requests = Math.max(20, Math.round(rate * pointS))
@@ -122,19 +152,6 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
     const worst = Object.fromEntries(
       FIGURES.map((k) => [k, Math.max(0, ...judged.map((p) => Math.abs(p.error[k])))]),
     ) as Figures
-    let capacity: Validation['capacity']
-    if (opts.slo !== undefined) {
-      const search = { min: Math.max(0.1, base / 8), max: base * 4, stepDurationS: pointS, confirm: false as const }
-      const cap = async (url: string, dir: string): Promise<number> =>
-        (
-          await findCapacity(
-            { url },
-            { ...common(join(opts.workDir, dir)), slo: opts.slo as SloSpec, search, model: undefined },
-          )
-        ).capacity
-      const [measured, predicted] = await Promise.all([cap(opts.url, 'capacity-real'), cap(sim.url, 'capacity-sim')])
-      capacity = { slo: opts.slo, measured, predicted, error: measured > 0 ? (predicted - measured) / measured : NaN }
-    }
     const within = (v: number): string => `within ${Math.ceil(v * 100)} %`
     const summary =
       judged.length === 0
@@ -161,6 +178,16 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
     }
   } finally {
     await sim.stop()
+  }
+}
+
+/** What the server's KV cache holds now, by its /metrics, or undefined where it does not say. */
+async function kvCacheTokens(url: string, signal: AbortSignal | undefined): Promise<number | undefined> {
+  const pool = poolFor(url, { connections: 1 })
+  try {
+    return (await probeCacheState(pool, signal))?.kv_cache_tokens ?? undefined
+  } finally {
+    await pool.close()
   }
 }
 

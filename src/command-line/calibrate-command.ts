@@ -18,14 +18,17 @@ const CALIBRATE_FLAGS = {
   'budget-s': { type: 'string', arg: 'S', help: 'stop adding probes after S seconds (default 300)' },
   out: { type: 'string', arg: 'FILE', help: 'the profile (default profile.json)' },
   name: { type: 'string', arg: 'NAME', help: "the profile's name" },
-  validate: { type: 'boolean', help: 'held-out check at 0.3, 0.6 and 0.85 of what the decode probes completed' },
+  validate: {
+    type: 'boolean',
+    help: 'held-out check at 0.3, 0.6, 0.85 of what the decode probes completed (with --validate-slo: at 0.25, 0.5, 0.75 of the capacity found at it)',
+  },
   'validate-rates': { type: 'string', arg: '1,2,4', help: 'held-out rates of your choosing (req/s)' },
   'point-s': { type: 'string', arg: 'S', help: 'seconds a held-out point (default 20)' },
   'validate-slo': {
     type: 'string',
     multiple: true,
     arg: "'ttft.p90<300'",
-    help: 'also find the capacity at this SLO on both (repeatable)',
+    help: 'find the capacity at this SLO on both first, and validate below it (repeatable)',
   },
   'work-dir': {
     type: 'string',
@@ -40,7 +43,10 @@ export const CALIBRATE_HELP = `vitest-llm-perf calibrate URL [--api generate|com
 Measures a real server (SGLang, vLLM, llama.cpp's server) with a designed experiment and fits the simulator's
 step-time model to it: isolated prefills at several prompt lengths (TTFT = base + per-token · tokens), decode at
 several concurrencies and two context lengths (TPOT = base + per-sequence · c + per-context-token · c · context),
-the limits from /server_info or /props. Writes profile.json for \`sim-server --profile profile.json\` and
+the limits from /server_info or /props. Against llama.cpp's server (started with --metrics), whose unified KV cache
+keeps idle slots' contexts and attends over them, it probes the server as found and again with every slot used,
+and fits the cost per token per cell held (its /metrics kv_cache_tokens): a used server is several times slower.
+Probing takes 3–6 minutes on a GPU server (--budget-s bounds it). Writes profile.json for \`sim-server --profile profile.json\` and
 topologies' \`sim: { profile }\`. With --validate it then runs held-out Poisson loads (a workload and rates the
 fit never saw) on the server and on the calibrated simulator, prints measured vs predicted TTFT and TPOT p50/p90
 with the error, and keeps the errors in the profile, which sim-server prints when it starts.
@@ -109,6 +115,14 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
       `${profile.decodePerCtxTokenMs} ms/context token ` +
       `(residual ${fit.decode.residual_rms_ms} ms rms)`,
   )
+  if (profile.unifiedKv !== undefined)
+    say(
+      `unified KV cache, per cell held: a step ${profile.unifiedKv.prefillPerCellMs} ms (with prompt tokens) / ` +
+        `${profile.unifiedKv.decodePerCellMs} ms (streams alone), and each token in it ` +
+        `${profile.unifiedKv.prefillPerTokenCellMs} ms (prompt) / ${profile.unifiedKv.decodePerTokenCellMs} ms ` +
+        `(stream); the server holds ` +
+        `${profile.calibration.kv_cache_tokens_at_end} now (sim-server --kv-cache-tokens N starts in that state)`,
+    )
   say(
     `limits: ${Object.entries(profile.calibration.limits)
       .map(([k, v]) => `${k} ${v}`)

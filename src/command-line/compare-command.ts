@@ -6,6 +6,7 @@ import { redact } from '../common/redact.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
 import { chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
+import { cacheStateDifference } from '../summarise/cache-state.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { workloadDifferences } from '../summarise/workload-differences.ts'
 import { type Flags, flagHelp, parseFlags } from './flags.ts'
@@ -200,6 +201,9 @@ export async function compareCommand(argv: string[]): Promise<number> {
         `  ! prefix cache hit rate ${(hitA * 100).toFixed(1)} % (A) vs ${(hitB * 100).toFixed(1)} % (B): the runs were ` +
           'not served alike, and the latencies differ for it (repeat with fresh prompts, or flush the cache)',
       )
+    // llama.cpp attends over what idle slots still hold: the same load read 4× slower on a used server
+    const warmth = cacheStateDifference(base.summary.server_cache_state, run.summary.server_cache_state)
+    if (warmth !== undefined) lines.push(`  ! ${warmth}`)
     for (const rule of failOn) {
       const c = changes.find((x) => x.metric === rule.metric)
       if (c === undefined) {

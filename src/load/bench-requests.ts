@@ -30,7 +30,7 @@ import { failureHooks } from './failure-schedule.ts'
 import { claimRunFolder, prepareRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
 import { runShards, shareOf } from './run-shards.ts'
 import { runSizeProblem } from './run-size.ts'
-import { flushCache, probeModel, probeServerInfo } from './server-probe.ts'
+import { flushCache, probeCacheState, probeModel, probeServerInfo } from './server-probe.ts'
 import { targetPool } from './target-pool.ts'
 import { autoProcesses, metricsSources, workerNamer } from './target-sources.ts'
 import { TimelineRunner } from './timeline-runner.ts'
@@ -148,6 +148,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       const problem = await flushCache(pool, opts.signal)
       if (problem !== undefined) warnings.push(problem)
     }
+    // the state the load meets: a llama.cpp server that has served many requests is not the one just started
+    const cacheState = await probeCacheState(pool, opts.signal)
     claimRunFolder(outDir)
     const csv = new CsvWriter(runFile(outDir, 'requests.csv'))
     const host = opts.shard ?? { index: 0, count: 1 }
@@ -224,6 +226,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       package_version: PACKAGE_VERSION,
       target: target.name === undefined ? where.display : `${target.name} (${where.display})`,
       server_info: serverInfo,
+      server_cache_state: cacheState ?? null,
       clock: where.sameHost
         ? {
             shared: true,

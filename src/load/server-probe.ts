@@ -1,4 +1,5 @@
 import type { Dispatcher } from 'undici'
+import type { CacheState } from '../summarise/cache-state.ts'
 
 const PROBE_TIMEOUT_MS = 2000
 
@@ -83,6 +84,50 @@ async function otherServerInfo(pool: Dispatcher, signal?: AbortSignal): Promise<
       ? { max_total_num_tokens: slotCtx * p.total_slots }
       : {}),
   }
+}
+
+const CACHE_TOKENS = ['llamacpp:kv_cache_tokens', 'sglang:num_used_tokens']
+const CACHE_USAGE = [
+  'sglang:token_usage',
+  'vllm:kv_cache_usage_perc',
+  'vllm:gpu_cache_usage_perc',
+  'llamacpp:kv_cache_usage_ratio',
+]
+
+/** The server's cache state from its /metrics, or undefined where it exposes neither figure. */
+export async function probeCacheState(pool: Dispatcher, signal?: AbortSignal): Promise<CacheState | undefined> {
+  let text: string
+  try {
+    const res = await pool.request({
+      path: '/metrics',
+      method: 'GET',
+      headersTimeout: PROBE_TIMEOUT_MS,
+      bodyTimeout: PROBE_TIMEOUT_MS,
+      signal: limit(PROBE_TIMEOUT_MS, signal),
+    })
+    if (res.statusCode !== 200) {
+      await res.body.dump()
+      return undefined
+    }
+    text = await res.body.text()
+  } catch {
+    return undefined
+  }
+  // one sample a family (a worker of one rank): the first line of each name, summed over label sets
+  const read = (names: readonly string[]): number | null => {
+    for (const name of names) {
+      let sum: number | undefined
+      for (const line of text.split('\n')) {
+        if (!line.startsWith(name) || !/^[\s{]/u.test(line.slice(name.length))) continue
+        const v = Number(line.slice(line.lastIndexOf(' ') + 1))
+        if (Number.isFinite(v) && v >= 0) sum = (sum ?? 0) + v
+      }
+      if (sum !== undefined) return sum
+    }
+    return null
+  }
+  const state = { kv_cache_tokens: read(CACHE_TOKENS), token_usage: read(CACHE_USAGE) }
+  return state.kv_cache_tokens === null && state.token_usage === null ? undefined : state
 }
 
 /** The first model id from /v1/models; /v1 requests need one. */

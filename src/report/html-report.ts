@@ -4,6 +4,7 @@ import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
+import { cacheStateText } from '../summarise/cache-state.ts'
 import { anyNotPassed, verdictText } from '../summarise/verdict.ts'
 import { workerAt } from '../summarise/worker-at.ts'
 import { reportData, TIMELINE_REQUESTS, workerLabel } from './report-data.ts'
@@ -74,6 +75,7 @@ function facts(s: BenchSummary): string {
     ['client', `dispatch lag p99 ${ms(s.dispatch_lag_ms.p99)} · event-loop delay p99 ${ms(s.event_loop_delay_ms.p99)}`],
     ['clock', s.clock.note],
     ['server', s.server_info?.['version'] === undefined ? 'version unknown' : String(s.server_info['version'])],
+    ['cache at start', cacheStateText(s.server_cache_state)],
   ]
   if (Object.keys(s.errors_by_type).length > 0)
     items.push([

@@ -58,6 +58,7 @@ export function syntheticRun(
       options: {},
       package_version: 'test',
       target: 'http://127.0.0.1:30001',
+      server_cache_state: null,
       server_info: undefined,
       clock: { shared: true, note: '' },
       warmup: { sent: 0, failed: 0 },

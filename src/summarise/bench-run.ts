@@ -2,6 +2,7 @@ import type { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import type { ServerMetricsSummary } from '../server-metrics/server-metrics-summary.ts'
 import type { TraceSummary } from '../traffic/trace-cache-check.ts'
+import type { CacheState } from './cache-state.ts'
 import type { ConversationSummary } from './conversation-summary.ts'
 import type { RunSummary } from './run-summary.ts'
 import type { Verdict } from './verdict.ts'
@@ -15,6 +16,8 @@ export interface RunContext {
   package_version: string
   target: string
   server_info: Record<string, unknown> | undefined
+  /** What the server's KV cache held when the load began, where its /metrics says; null where it does not. */
+  server_cache_state: CacheState | null
   clock: { shared: boolean; note: string }
   warmup: { sent: number; failed: number }
   /**

@@ -14,6 +14,15 @@ export interface EngineConfig {
   disableRadixCache: boolean
   /** Time scale: 2 runs every step twice as fast as the profile says. */
   speed: number
+  /** With a unified KV cache (llama.cpp): the cells idle slots hold at start, spread over the slots. */
+  kvCacheTokens?: number
+}
+
+/** A llama.cpp slot: what its last request left in the KV cache, and when it was last taken (its LRU order). */
+interface Slot {
+  retained: number
+  lastUsed: number
+  busy: boolean
 }
 
 /** How far the engine's virtual timeline may lag real time before it stops catching up. */
@@ -37,11 +46,21 @@ export class SimEngine {
   #busy = false
   #virtualEndMs = 0
   #generatedTotal = 0
+  /** Unified KV cache only: the slots, and which one each running request holds. */
+  readonly #slots: Slot[] = []
+  readonly #slotOf = new Map<SimRequest, Slot>()
+  #slotClock = 0
 
   constructor(cfg: EngineConfig, metrics?: WorkerMetrics) {
     this.#cfg = cfg
     this.#metrics = metrics
     this.cache = new PrefixCache(cfg.maxTotalTokens)
+    if (cfg.profile.unifiedKv !== undefined) {
+      const n = cfg.maxRunningRequests
+      const held = Math.min(cfg.kvCacheTokens ?? 0, cfg.maxTotalTokens)
+      for (let i = 0; i < n; i++)
+        this.#slots.push({ retained: Math.floor(held / n) + (i < held % n ? 1 : 0), lastUsed: -1, busy: false })
+    }
   }
 
   get running(): number {
@@ -50,8 +69,10 @@ export class SimEngine {
   get waiting(): number {
     return this.#waiting.length
   }
+  /** Tokens in the KV cache: the running requests', and with a unified cache what idle slots still hold. */
   get usedTokens(): number {
-    return this.#running.reduce((acc, r) => acc + r.prefillDone + r.generated, 0)
+    const active = this.#running.reduce((acc, r) => acc + r.prefillDone + r.generated, 0)
+    return active + this.#slots.reduce((acc, s) => acc + (s.busy ? 0 : s.retained), 0)
   }
   /** Stepping (a step in progress or due): its own timeline measures how far it falls behind. */
   get busy(): boolean {
@@ -145,6 +166,20 @@ export class SimEngine {
   #stepMs(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {
     const p = this.#cfg.profile
     const tokens = prefill.reduce((acc, [, n]) => acc + n, 0)
+    if (p.unifiedKv !== undefined) {
+      // every token attends over every occupied cell, this step's own included (llama.cpp's n_kv)
+      const cells = this.usedTokens + tokens + decode.length
+      const u = p.unifiedKv
+      const decoding = p.decodePerSeqMs * decode.length + u.decodePerTokenCellMs * decode.length * cells
+      if (prefill.length === 0) return p.decodeBaseMs + u.decodePerCellMs * cells + decoding
+      return (
+        p.prefillBaseMs +
+        p.prefillPerTokenMs * tokens +
+        u.prefillPerCellMs * cells +
+        u.prefillPerTokenCellMs * tokens * cells +
+        decoding
+      )
+    }
     const attention =
       p.prefillPerTokenCtxMs === undefined
         ? 0
@@ -214,11 +249,14 @@ export class SimEngine {
       if (this.#reserved + req.reservedTokens > this.#cfg.maxTotalTokens) break
       this.#waiting.shift()
       this.#reserved += req.reservedTokens
-      const cached = this.#cfg.disableRadixCache
-        ? 0
-        : Math.min(this.cache.match(req.promptIds), req.promptIds.length - 1)
+      // llama.cpp reuses a prompt only within the slot that held it (not modelled): no radix tree to match
+      const cached =
+        this.#cfg.disableRadixCache || this.#slots.length > 0
+          ? 0
+          : Math.min(this.cache.match(req.promptIds), req.promptIds.length - 1)
       req.cachedTokens = cached
       req.prefillDone = cached
+      if (this.#slots.length > 0) this.#takeSlot(req)
       this.#running.push(req)
     }
   }
@@ -254,6 +292,24 @@ export class SimEngine {
       this.#reserved -= req.reservedTokens
     }
     this.#byRid.delete(req.rid)
+    const slot = this.#slotOf.get(req)
+    if (slot !== undefined) {
+      // the slot keeps the context it computed (the last output token's KV never was) until it is taken again
+      slot.retained = req.prefillDone + Math.max(0, req.generated - 1)
+      slot.busy = false
+      this.#slotOf.delete(req)
+    }
+  }
+
+  /** llama.cpp's get_available_slot without a similar prompt: the idle slot least recently used; its cells freed. */
+  #takeSlot(req: SimRequest): void {
+    let lru: Slot | undefined
+    for (const s of this.#slots) if (!s.busy && (lru === undefined || s.lastUsed < lru.lastUsed)) lru = s
+    if (lru === undefined) return
+    lru.busy = true
+    lru.retained = 0
+    lru.lastUsed = ++this.#slotClock
+    this.#slotOf.set(req, lru)
   }
 
   #dropAborted(): void {

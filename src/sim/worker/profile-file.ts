@@ -16,6 +16,9 @@ const profileFileSchema = z.object({
   decodeBaseMs: ms,
   decodePerSeqMs: ms,
   decodePerCtxTokenMs: ms,
+  unifiedKv: z
+    .strictObject({ prefillPerCellMs: ms, prefillPerTokenCellMs: ms, decodePerCellMs: ms, decodePerTokenCellMs: ms })
+    .optional(),
   maxRunningRequests: count,
   maxTotalTokens: count,
   chunkedPrefillSize: count,

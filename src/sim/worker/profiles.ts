@@ -37,6 +37,15 @@ export interface SpeedProfile {
   decodeBaseMs: number
   decodePerSeqMs: number
   decodePerCtxTokenMs: number
+  /**
+   * llama.cpp's unified KV cache, where absent SGLang's paged one. A finished request's slot keeps its context (for
+   * prompt reuse) until a new request takes that slot, least recently used first; and every token of a step attends
+   * over every occupied cell, other slots' too (masked, the mask built on the CPU). So each token of a step costs
+   * its `…PerTokenCellMs` per occupied cell and the step `…PerCellMs` — the per-context terms above are not used — and a server that has
+   * served many requests is slower than a fresh one (measured on the H100: a 512-token prefill 35 ms fresh, 360 ms
+   * with 63k cells held). The cells held at start are the simulator's `--kv-cache-tokens`.
+   */
+  unifiedKv?: UnifiedKv
   maxRunningRequests: number
   maxTotalTokens: number
   chunkedPrefillSize: number
@@ -51,6 +60,18 @@ export interface SpeedProfile {
     fit?: Record<string, unknown>
     validation?: { summary: string } & Record<string, unknown>
   }
+}
+
+/**
+ * A unified KV cache's costs: a step reads every occupied cell once (`…PerCellMs`: its K and V, in memory) and each
+ * token in it attends over every one (`…PerTokenCellMs`: the mask, built on the CPU, and the products). `prefill…`
+ * for a step with prompt tokens, `decode…` for one of streams alone.
+ */
+export interface UnifiedKv {
+  prefillPerCellMs: number
+  prefillPerTokenCellMs: number
+  decodePerCellMs: number
+  decodePerTokenCellMs: number
 }
 
 export const PROFILES: Readonly<Record<string, SpeedProfile>> = {

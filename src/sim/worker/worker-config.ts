@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { InvalidOptionError } from '../../common/errors.ts'
 import { type FlagSpec, intFlag, numberFlag, parseFlags } from '../shared/parse-flags.ts'
 import { resolveProfile } from './profile-file.ts'
 import { DEFAULT_PROFILE, type SpeedProfile } from './profiles.ts'
@@ -26,6 +27,7 @@ export const WORKER_FLAGS: FlagSpec = {
   'timestamp-format': { type: 'string' },
   profile: { type: 'string' },
   speed: { type: 'string' },
+  'kv-cache-tokens': { type: 'string' },
   'startup-delay': { type: 'string' },
   'warmup-time': { type: 'string' },
   'fault-crash-at-start': { type: 'string' },
@@ -84,6 +86,9 @@ const schema = z.object({
   speed: numberFlag('a positive number')
     .pipe(z.number().positive({ error: 'expected a positive number' }))
     .default(1),
+  kvCacheTokens: intFlag('a number of tokens')
+    .pipe(z.number().nonnegative({ error: 'expected a non-negative number of tokens' }))
+    .optional(),
   startupDelay: seconds.default(0),
   warmupTime: seconds.default(0.2),
   faultCrashAtStart: z.string().optional(),
@@ -110,6 +115,11 @@ export function resolveWorkerConfig(argv: readonly string[]) {
   const { config: c, ignored } = parseFlags('sim-server', argv, WORKER_FLAGS, schema)
   const profile: SpeedProfile = c.profile
   const modelPath = c.modelPath ?? c.model ?? `sim/${profile.name}`
+  if (c.kvCacheTokens !== undefined && c.kvCacheTokens > 0 && profile.unifiedKv === undefined)
+    throw new InvalidOptionError('sim-server flags', [
+      `--kv-cache-tokens: the profile ${profile.name} has SGLang's paged KV cache, where a finished request's cells ` +
+        "are freed; only a profile calibrated on llama.cpp's server (unifiedKv) keeps idle slots' contexts",
+    ])
   return {
     ...c,
     // launched by a topology, the key comes through the environment so that `ps` does not show it

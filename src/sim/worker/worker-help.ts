@@ -27,6 +27,9 @@ Simulator only:
   --profile NAME|FILE.json          speed profile: ${Object.keys(PROFILES).join(', ')} (derived on paper), or
                                     a profile.json that \`vitest-llm-perf calibrate\` measured on a real server
   --speed X                         time scale: 2 runs every step twice as fast (default 1)
+  --kv-cache-tokens N               the cells idle slots hold at start, with a profile calibrated on llama.cpp
+                                    (its unified KV cache keeps finished requests' contexts): the state a used
+                                    server is in, as its llamacpp:kv_cache_tokens says (default 0: fresh)
   --startup-delay S                 seconds before listening, as a model load (default 0)
   --warmup-time S                   seconds /health answers 503 after listening (default 0.2)
 

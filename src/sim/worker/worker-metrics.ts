@@ -20,6 +20,7 @@ export class WorkerMetrics {
   readonly #running: Gauge
   readonly #queued: Gauge
   readonly #tokenUsage: Gauge
+  readonly #usedTokens: Gauge
   readonly #cacheHitRate: Gauge
   readonly #queueTime: Histogram
   readonly #ttft: Histogram
@@ -44,6 +45,7 @@ export class WorkerMetrics {
     this.#running = gauge('sglang:num_running_reqs', 'The number of running requests.')
     this.#queued = gauge('sglang:num_queue_reqs', 'The number of requests in the waiting queue.')
     this.#tokenUsage = gauge('sglang:token_usage', 'The token usage.')
+    this.#usedTokens = gauge('sglang:num_used_tokens', 'The number of used tokens.')
     this.#cacheHitRate = gauge('sglang:cache_hit_rate', 'The prefix cache hit rate.')
     this.#queueTime = histogram('sglang:queue_time_seconds', 'Histogram of queueing time in seconds.', QUEUE_BUCKETS)
     this.#ttft = histogram(
@@ -78,14 +80,15 @@ export class WorkerMetrics {
       help: 'Time the simulated engine fell behind its profile because its process did not get the CPU.',
       registers: r,
     })
-    for (const m of [this.#running, this.#queued, this.#tokenUsage, this.#cacheHitRate]) m.set(this.#labels, 0)
+    for (const m of [this.#running, this.#queued, this.#tokenUsage, this.#usedTokens, this.#cacheHitRate])
+      m.set(this.#labels, 0)
   }
 
   /**
    * Where the queue gauges read from when /metrics is scraped: set at every step instead, three labelled sets per
    * step cost a busy simulator more than the scrapes they serve.
    */
-  readQueueFrom(source: () => { running: number; queued: number; tokenUsage: number }): void {
+  readQueueFrom(source: () => { running: number; queued: number; tokenUsage: number; usedTokens: number }): void {
     const labels = this.#labels
     const read = (pick: (q: ReturnType<typeof source>) => number) =>
       function (this: Gauge) {
@@ -94,6 +97,7 @@ export class WorkerMetrics {
     Object.assign(this.#running, { collect: read((q) => q.running) })
     Object.assign(this.#queued, { collect: read((q) => q.queued) })
     Object.assign(this.#tokenUsage, { collect: read((q) => q.tokenUsage) })
+    Object.assign(this.#usedTokens, { collect: read((q) => q.usedTokens) })
   }
   /**
    * Wall time from `fromMs` to `toMs` (performance.now()) was lost to a busy CPU. The engine's timeline and the

@@ -54,6 +54,7 @@ export class WorkerState {
         maxQueuedRequests: config.maxQueuedRequests,
         disableRadixCache: config.disableRadixCache,
         speed: config.speed,
+        kvCacheTokens: config.kvCacheTokens,
       },
       this.metrics,
     )
@@ -70,6 +71,7 @@ export class WorkerState {
       running: engine.running,
       queued: engine.waiting,
       tokenUsage: engine.usedTokens / config.maxTotalTokens,
+      usedTokens: engine.usedTokens,
     }))
   }
 

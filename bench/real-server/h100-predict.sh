@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# The real-server checks of issues 43 and 44 on the GPU machine, one step a call of the device tool (the machine
+# keeps .llama/, the CUDA build and the model, while it stays warm; chain the calls):
+#   run(command: 'bash bench/real-server/h100-predict.sh calibrate', carry: ['.device'])  # build, model, profile
+#   run(command: 'bash bench/real-server/h100-predict.sh fresh', carry: ['.device'])      # table, restarted server
+#   run(command: 'bash bench/real-server/h100-predict.sh used', carry: ['.device'])       # table, every slot used
+#   run(command: 'bash bench/real-server/h100-predict.sh history', carry: ['.device'])    # a series for the gate
+# .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
+# (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
+# with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
+# ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
+set -euo pipefail
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history}
+repo=$(pwd)
+out=${OUT:-/tmp/out}
+mkdir -p "$out" /tmp/w "$repo/.llama"
+if [ ! -x /tmp/w/node ]; then
+  xz -dc "$repo/.device/node.xz" >/tmp/w/node && chmod +x /tmp/w/node
+fi
+export PATH=/tmp/w:$PATH
+[ -d "$repo/node_modules/undici" ] || tar xJf "$repo/.device/node_modules.tar.xz" -C "$repo"
+llama=$repo/.llama
+if [ ! -x "$llama/build/bin/llama-server" ]; then
+  start=$(date +%s)
+  mkdir -p "$llama/src" && tar xJf "$repo/.device/llama-src.tar.xz" -C "$llama/src"
+  (cd "$llama/src" && cmake -B "$llama/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
+    -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 && cmake --build "$llama/build" --target llama-server -j16 \
+    >>"$out/build.log" 2>&1)
+  echo "llama-server built in $(($(date +%s) - start)) s"
+fi
+if [ ! -f "$llama/model.gguf" ]; then
+  PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" "$llama/model.gguf" \
+    --embd 2048 --layers 16 --ff 5632 --heads 16 --ctx 16384
+fi
+server=("$llama/build/bin/llama-server" -m "$llama/model.gguf" -ngl 99 --parallel 64 -c 262144 --metrics)
+cli() { node "$repo/bin/vitest-llm-perf.js" "$@"; }
+waitHealthy() {
+  for _ in $(seq 1 600); do
+    curl -sf http://127.0.0.1:8080/health >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "llama-server did not become healthy" && return 1
+}
+
+case $step in
+calibrate)
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1 || true
+  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+  start=$(date +%s)
+  cli calibrate http://127.0.0.1:8080 --api completions --name llamacpp-h100-random-0.8b --budget-s 200 \
+    --out "$llama/profile.json" --work-dir /tmp/w/cal 2>&1 | tee "$out/calibrate.log"
+  echo "calibrated in $(($(date +%s) - start)) s of GPU time" | tee -a "$out/calibrate.log"
+  cp "$llama/profile.json" "$out/profile.json"
+  ;;
+fresh | used)
+  profile=${PROFILE:-$repo/bench/real-server/profiles/llamacpp-h100-random-0.8b.json}
+  [ -f "$llama/profile.json" ] && profile=$llama/profile.json
+  node "$repo/bench/real-server/predict-check.ts" "$profile" "$step" /tmp/w/$step -- "${server[@]}" \
+    2>&1 | tee "$out/$step.log"
+  cp /tmp/w/$step/$step-table.md /tmp/w/$step/$step-rows.json "$out/"
+  tar czf "$out/$step-runs.tgz" --exclude='*.html' -C /tmp/w "$step"
+  ;;
+history)
+  # issue 44's series, each run on a freshly started server as a CI job meets it: 10 as configured, then 3 with one
+  # layer on the CPU (-ngl 15); a new seed each run. The gate judges the folders (history record/check) afterwards.
+  rm -rf /tmp/w/hist && mkdir -p /tmp/w/hist
+  for i in $(seq 1 13); do
+    ngl=99
+    [ "$i" -gt 10 ] && ngl=15
+    "$llama/build/bin/llama-server" -m "$llama/model.gguf" -ngl $ngl --parallel 64 -c 262144 --metrics --port 8080 \
+      >"/tmp/w/hist/server-$i.log" 2>&1 &
+    pid=$!
+    waitHealthy
+    cli run http://127.0.0.1:8080 --api completions --rate 3 --requests 45 --input-len 256 --output-len 128 \
+      --seed "$i" --out-dir "/tmp/w/hist/run-$(printf %02d "$i")" 2>&1 | tail -3 | tee -a "$out/history.log"
+    kill $pid && wait $pid 2>/dev/null || true
+  done
+  tar czf "$out/history-runs.tgz" --exclude='*.html' --exclude='*.log' -C /tmp/w hist
+  ;;
+esac

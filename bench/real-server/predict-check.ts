@@ -1,0 +1,154 @@
+/**
+ * Does a calibrated simulator predict the real server? The same loads on a real llama.cpp server and on
+ * `sim-server --profile PROFILE`, side by side, each simulator told the state the real server is in when the load
+ * starts (its /metrics kv_cache_tokens → --kv-cache-tokens), and the table of measured vs predicted TTFT and TPOT
+ * p50/p90 printed, with the capacity each finds at the SLO. Not a test: it needs a real server (bench/real-server/
+ * h100-predict.sh runs it on the GPU machine).
+ *
+ *   node bench/real-server/predict-check.ts PROFILE STATE OUT_DIR -- llama-server ARGS…
+ *
+ * STATE is `fresh` (the server restarted before every load, as a CI job meets it) or `used` (every slot used once
+ * before the loads, then the loads one after another on that server, as a shared server is found).
+ */
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { execa, type ResultPromise } from 'execa'
+import { startProfileWorker } from '../../src/calibrate/profile-worker.ts'
+import { findCapacity } from '../../src/capacity/find-capacity.ts'
+import { poolFor } from '../../src/common/base-url.ts'
+import type { BenchOptions } from '../../src/executors/bench-options-schema.ts'
+import { benchRequests } from '../../src/load/bench-requests.ts'
+import { probeCacheState } from '../../src/load/server-probe.ts'
+import type { BenchRun } from '../../src/summarise/bench-run.ts'
+
+const [profile, state, outArg, dashdash, serverBin, ...serverArgs] = process.argv.slice(2)
+if (profile === undefined || (state !== 'fresh' && state !== 'used') || outArg === undefined || dashdash !== '--')
+  throw new Error('usage: predict-check.ts PROFILE fresh|used OUT_DIR -- llama-server ARGS…')
+const outDir: string = outArg
+const port = 8080
+const url = `http://127.0.0.1:${port}`
+const SLO = { client_ttft: { p90: 300 }, tpot: { p90: 20 } }
+const INPUT = 256
+const OUTPUT = 128
+mkdirSync(outDir, { recursive: true })
+
+let server: ResultPromise | undefined
+async function startServer(): Promise<void> {
+  if (server !== undefined) {
+    server.kill('SIGTERM')
+    await server.catch(() => undefined)
+  }
+  server = execa(serverBin as string, [...serverArgs, '--port', String(port)], { reject: false, all: true })
+  for (let i = 0; i < 600; i++) {
+    const ok = await fetch(`${url}/health`).then(
+      (r) => r.ok,
+      () => false,
+    )
+    if (ok) return
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  throw new Error('llama-server did not become healthy in 60 s')
+}
+
+async function held(): Promise<number> {
+  const pool = poolFor(url, { connections: 1 })
+  try {
+    return (await probeCacheState(pool))?.kv_cache_tokens ?? 0
+  } finally {
+    await pool.close()
+  }
+}
+
+const common = (dir: string): BenchOptions => ({
+  api: 'completions',
+  tokenizer: 'server',
+  dataset: { kind: 'random', inputLen: INPUT, outputLen: OUTPUT, rangeRatio: 1 },
+  metricsIntervalMs: 0,
+  quiet: true,
+  outDir: dir,
+})
+
+type Figures = { ttft_p50: number; ttft_p90: number; tpot_p50: number; tpot_p90: number }
+const figures = (r: BenchRun): Figures => {
+  const t = r.summary.metrics.client_ttft
+  const p = r.summary.metrics.tpot
+  return { ttft_p50: t?.p50 ?? NaN, ttft_p90: t?.p90 ?? NaN, tpot_p50: p?.p50 ?? NaN, tpot_p90: p?.p90 ?? NaN }
+}
+
+/** Brings the real server into the state, starts a simulator told it, and runs `load` on both at once. */
+async function point(name: string, load: Partial<BenchOptions>, seed: number) {
+  if (state === 'fresh') await startServer()
+  const kv = await held()
+  const sim = await startProfileWorker(`sim-${name}`, profile as string, outDir, ['--kv-cache-tokens', String(kv)])
+  try {
+    const opts = { ...load, seed, promptNonce: seed } as BenchOptions
+    const [real, predicted] = await Promise.all([
+      benchRequests({ url }, { ...common(join(outDir, `${state}-${name}-real`)), ...opts }),
+      benchRequests({ url: sim.url }, { ...common(join(outDir, `${state}-${name}-sim`)), ...opts }),
+    ])
+    return { name, kv, measured: figures(real), predicted: figures(predicted), ok: real.summary.success_rate }
+  } finally {
+    await sim.stop()
+  }
+}
+
+async function capacity(): Promise<{ measured: number; predicted: number; kv: number }> {
+  if (state === 'fresh') await startServer()
+  const kv = await held()
+  const sim = await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)])
+  try {
+    const search = { min: 1, max: 16, stepDurationS: 12, precision: 0.1, confirm: false as const }
+    const [m, p] = await Promise.all([
+      findCapacity({ url }, { ...common(join(outDir, `${state}-capacity-real`)), slo: SLO, search }),
+      findCapacity({ url: sim.url }, { ...common(join(outDir, `${state}-capacity-sim`)), slo: SLO, search }),
+    ])
+    return { measured: m.capacity, predicted: p.capacity, kv }
+  } finally {
+    await sim.stop()
+  }
+}
+
+try {
+  if (state === 'used') {
+    await startServer()
+    // every slot used once, as 64 closed-loop users leave it: each keeps a 1,024-token context
+    await benchRequests(
+      { url },
+      {
+        ...common(join(outDir, 'used-fill')),
+        users: 64,
+        requests: 64,
+        dataset: { kind: 'random', inputLen: 1024, outputLen: 1, rangeRatio: 1 },
+      },
+    )
+  }
+  const cap = await capacity()
+  console.log(
+    `${state}: capacity at client_ttft.p90<300 tpot.p90<20: ${cap.measured} req/s measured, ${cap.predicted} predicted (from ${cap.kv} cells held)`,
+  )
+  const rows = []
+  for (const [i, users] of [1, 4, 8, 16, 32].entries())
+    rows.push(await point(`users-${users}`, { users, requests: Math.max(10, 2 * users) }, 100 + i))
+  for (const [i, f] of [0.25, 0.5, 0.75].entries()) {
+    const rate = Number((f * (cap.measured > 0 ? cap.measured : 1)).toPrecision(3))
+    rows.push(await point(`poisson-${rate}`, { rate, requests: Math.max(20, Math.round(rate * 15)) }, 200 + i))
+  }
+  const pct = (p: number, m: number): string => `${p >= m ? '+' : ''}${(((p - m) / m) * 100).toFixed(0)} %`
+  const f = (v: number): string => (v >= 100 ? v.toFixed(0) : v.toFixed(1))
+  const lines = [
+    `| ${state} server: load | cells held at start | TTFT p50 real / sim (err) | TTFT p90 | TPOT p50 | TPOT p90 |`,
+    '|---|---|---|---|---|---|',
+    ...rows.map((r) => {
+      const cell = (k: keyof Figures): string =>
+        `${f(r.measured[k])} / ${f(r.predicted[k])} (${pct(r.predicted[k], r.measured[k])})`
+      return `| ${r.name} | ${r.kv} | ${cell('ttft_p50')} | ${cell('ttft_p90')} | ${cell('tpot_p50')} | ${cell('tpot_p90')} |`
+    }),
+    `| capacity at client_ttft.p90<300, tpot.p90<20 | ${cap.kv} | ${cap.measured} / ${cap.predicted} req/s (${pct(cap.predicted, cap.measured)}) | | | |`,
+  ]
+  console.log(lines.join('\n'))
+  writeFileSync(join(outDir, `${state}-table.md`), `${lines.join('\n')}\n`)
+  writeFileSync(join(outDir, `${state}-rows.json`), JSON.stringify({ capacity: cap, rows }, null, 2))
+} finally {
+  server?.kill('SIGTERM')
+  await server?.catch(() => undefined)
+}
