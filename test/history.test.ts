@@ -5,9 +5,11 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { SeededRandom } from '../src/common/seeded-random.ts'
 import type { BenchOptions } from '../src/executors/bench-options-schema.ts'
 import { changePoints } from '../src/history/change-points.ts'
+import { checkHistory } from '../src/history/check-history.ts'
 import { HistoryStore } from '../src/history/history-store.ts'
 import { openHistory } from '../src/history/open-history.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
+import { readRunFolder } from '../src/load/run-folder-reader.ts'
 import { toNotRegress } from '../src/matchers/history-matchers.ts'
 import { cli } from './helpers/cli.ts'
 import { type PostgresServer, postgresUnavailable, startPostgres } from './helpers/postgres.ts'
@@ -40,7 +42,7 @@ test('change points: a known step is found where it is, noise alone and one outl
   expect(Math.abs((two[1] as number) - 80)).toBeLessThanOrEqual(2)
 })
 
-/** One workload's runs: 30 at --speed 4, then 10 at 3.4 (speed 1 and 0.85 in a quarter of the time). */
+/** One workload's runs: 30 at --speed 4, then 10 at 3.4 (speed 1 and 0.85 in a quarter of the time), seeds 1…40. */
 const WORKLOAD: BenchOptions = {
   rate: 100,
   requests: 24,
@@ -62,7 +64,8 @@ function runFolders(): Promise<string[]> {
       try {
         for (let i = 0; i < runs; i++) {
           const dir = tmp()
-          await benchRequests(w, { ...WORKLOAD, outDir: dir })
+          // a new seed each run, as a CI that varies its prompts does: the seed does not split the workload
+          await benchRequests(w, { ...WORKLOAD, seed: dirs.length + 1, outDir: dir })
           dirs.push(dir)
         }
       } finally {
@@ -100,7 +103,7 @@ async function hundredRuns(): Promise<string[]> {
   })
 }
 
-test('30 runs at one speed then 10 at 0.85 of it: history check finds the regression at the 31st run', async () => {
+test('30 runs with seeds 1…30 at one speed then 10 at 0.85 of it: one workload, and history check finds the regression at the 31st run', async () => {
   // --speed 4 and 3.4: the simulator is time-scale invariant, so this is speed 1 and 0.85 in a quarter of the time
   const dirs = await runFolders()
   const db = join(tmp(), 'history.sqlite')
@@ -138,6 +141,87 @@ test('30 runs at one speed then 10 at 0.85 of it: history check finds the regres
   } finally {
     store.close()
   }
+}, 300_000)
+
+test('the gate judges the newest run: 30 runs checked after each from the 6th raise no alarm, and the first run on a 2× slower server fails, named', async () => {
+  const dirs = (await runFolders()).slice(0, 30)
+  const db = join(tmp(), 'history.sqlite')
+  const metrics = ['ttft.p50', 'tpot.p50', 'total_latency.p50', 'output_token_throughput']
+  // recorded and checked in this process (what `history record` and `history check` call), one run at a time
+  const store = new HistoryStore(db)
+  try {
+    for (const [i, dir] of dirs.entries()) {
+      store.record(await readRunFolder(dir, 'record'), {})
+      if (i + 1 < 6) continue
+      const { regressions } = checkHistory(store, { metrics })
+      expect(regressions, `after run ${i + 1}`).toEqual([])
+    }
+  } finally {
+    store.close()
+  }
+  // --speed 2 where the series ran at 4: every step takes twice as long
+  const w = await startSimWorker(['--speed', '2'], 'history-2x')
+  const slow = tmp()
+  try {
+    await benchRequests(w, { ...WORKLOAD, seed: 31, outDir: slow })
+  } finally {
+    await w.stop()
+  }
+  await cli(['history', 'record', slow, '--db', db])
+  const check = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50', '--json'])
+  expect(check.exitCode, check.all).toBe(1)
+  const [reg] = JSON.parse(check.stdout).regressions
+  expect(reg).toMatchObject({ metric: 'tpot.p50', position: 31, run: slow, by: 'newest runs' })
+  expect(reg.relative).toBeGreaterThan(0.8)
+  const text = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50'])
+  expect(text.stdout).toMatch(/✗ tpot\.p50 \(workload \w+, 31 runs\): regression at run 31 .*found by the newest runs/u)
+}, 300_000)
+
+test('runs that do not group say why instead of a silent "not enough history"', async () => {
+  const dirs = (await runFolders()).slice(0, 3)
+  const db = join(tmp(), 'history.sqlite')
+  // three workloads of one run each: the same folders with another rate recorded
+  for (const [i, dir] of dirs.entries()) {
+    const copy = tmp()
+    cpSync(dir, copy, { recursive: true })
+    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
+    summary.options.rate = 10 * (i + 1)
+    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
+    await cli(['history', 'record', copy, '--db', db])
+  }
+  const check = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50'])
+  expect(check.exitCode).toBe(0)
+  expect(check.stdout).toMatch(/· 3 workloads of 1 run each \(6 needed\): they differ in rate/u)
+  // a metric nobody records is an error naming it, not a gate that passes forever
+  const typo = await cli(['history', 'check', '--db', db, '--metric', 'tpot.P50', '--metric', 'ttft.p999'])
+  expect(typo.exitCode).toBe(1)
+  expect(typo.stderr).toMatch(/the history records no "tpot\.P50" \(did you mean tpot\.p50\?\)/u)
+  expect(typo.stderr).toMatch(/the history records no "ttft\.p999" \(did you mean ttft\.p99\?\)/u)
+  const effect = await cli(['history', 'check', '--db', db, '--min-effect', 'lots'])
+  expect(effect.stderr).toMatch(/--min-effect: expected a change such as 5% or tpot\.p50=2%, got "lots"/u)
+})
+
+test('a runner whose clock is 24.5 minutes behind does not hide its regression: the series is in the order recorded', async () => {
+  const dirs = await runFolders()
+  const db = join(tmp(), 'history.sqlite')
+  await cli(['history', 'record', ...dirs.slice(0, 30), '--db', db])
+  // the 6 slower runs, as a runner with a slow clock stamps them: before the 15th run had even started
+  const early = JSON.parse(readFileSync(join(dirs[14] as string, 'summary.json'), 'utf8')).load.start_epoch_ms - 60_000
+  const skewed = dirs.slice(30, 36).map((dir, i) => {
+    const copy = tmp()
+    cpSync(dir, copy, { recursive: true })
+    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
+    const start = early + i * 1000
+    summary.started_at = new Date(start).toISOString()
+    summary.load.start_epoch_ms = start
+    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
+    return copy
+  })
+  for (const dir of skewed) await cli(['history', 'record', dir, '--db', db])
+  const check = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50', '--json'])
+  expect(check.exitCode, check.all).toBe(1)
+  const [reg] = JSON.parse(check.stdout).regressions
+  expect(Math.abs(reg.position - 31)).toBeLessThanOrEqual(2)
 }, 300_000)
 
 test('two writers recording 50 runs each at once: 100 runs, none lost or duplicated', async () => {

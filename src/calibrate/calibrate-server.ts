@@ -5,7 +5,6 @@ import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import { probeCacheState } from '../load/server-probe.ts'
-import type { UnifiedKv } from '../sim/worker/profiles.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { startProfileWorker } from './profile-worker.ts'
@@ -21,8 +20,16 @@ export interface CalibratedProfile {
   decodeBaseMs: number
   decodePerSeqMs: number
   decodePerCtxTokenMs: number
-  /** llama.cpp's unified KV cache (profiles.ts): what a step costs per occupied cell, and per token per cell. */
-  unifiedKv?: UnifiedKv
+  /**
+   * llama.cpp's unified KV cache, as profile.json holds it (the simulator's profiles.ts UnifiedKv, behind its own
+   * boundary): what a step costs per occupied cell, and per token per cell.
+   */
+  unifiedKv?: {
+    prefillPerCellMs: number
+    prefillPerTokenCellMs: number
+    decodePerCellMs: number
+    decodePerTokenCellMs: number
+  }
   maxRunningRequests: number
   maxTotalTokens: number
   chunkedPrefillSize: number

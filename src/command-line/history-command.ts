@@ -5,7 +5,7 @@ import { redact } from '../common/redact.ts'
 import { checkHistory, DEFAULT_METRICS } from '../history/check-history.ts'
 import { gitLabels } from '../history/git-labels.ts'
 import { historyHtml } from '../history/history-html.ts'
-import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
+import { DEFAULT_HISTORY_DB, unknownMetrics } from '../history/history-store.ts'
 import { openHistory } from '../history/open-history.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
 import { type Flags, flagHelp, parseFlags } from './flags.ts'
@@ -29,6 +29,12 @@ const HISTORY_FLAGS = {
   },
   branch: { type: 'string', arg: 'NAME', help: "check: only this branch's runs" },
   'any-environment': { type: 'boolean', help: 'check: compare runs across server versions and hosts' },
+  'min-effect': {
+    type: 'string',
+    multiple: true,
+    arg: "5% | 'tpot.p50=2%'",
+    help: 'check: the smallest change that is a regression or an improvement (default 5 %), for all or one metric',
+  },
   json: { type: 'boolean', help: 'check: print { regressions, changes, verdicts }' },
   out: { type: 'string', arg: 'FILE', help: 'report: the page (default history.html)' },
   help: { type: 'boolean', short: 'h', help: 'this text' },
@@ -43,9 +49,13 @@ Performance history: every run in a database, regressions told from noise as cha
 record   stores each run folder (summary figures, per-request samples, workload fingerprint, environment, labels);
          labels commit and branch default from git; a run recorded twice is one run
 check    each metric's series over the runs of one workload (and one server version unless --any-environment),
-         oldest first, searched for change points (E-divisive means with a permutation test, as Apache Otava);
-         per metric: regression, improvement, no change, or not enough history (fewer than 6 runs). Exits 1 when
-         a checked metric's newest change point is a regression. --json prints { regressions, changes, verdicts }
+         oldest first, judged two ways: the newest one to three runs against the runs since the last change (a
+         prediction interval over that regime's own run-to-run noise, so a regression fails the first run that
+         carries it), and the whole series searched for change points (E-divisive means with a permutation test,
+         as Apache Otava), which places where a change began. A change under --min-effect is no change. The seed
+         and prompt nonce do not split a workload. Per metric: regression, improvement, no change, or not enough
+         history (fewer than 6 runs; where the runs fall into several small workloads, it says what differs).
+         Exits 1 on a regression. --json prints { regressions, changes, verdicts }
 
 report   history.html: a chart per workload and metric over its runs, each regime between change points in its
          own colour, the SLO's limit, every point a link to its run's report
@@ -56,6 +66,28 @@ Examples:
   npx vitest-llm-perf history record .vitest/llm-perf/runs/* --label gpu=h100
   npx vitest-llm-perf history check --metric ttft.p99 --metric tpot.p50
   npx vitest-llm-perf history check --db "$LLM_PERF_HISTORY_URL"     # postgres://ci:…@db.internal/perf`
+
+const pValue = (p: number): string => (p < 0.001 ? p.toExponential(1) : p.toFixed(3))
+
+/** `--min-effect 5%` for every metric, `--min-effect tpot.p50=2%` for one; fractions (0.05) too. */
+function minEffectFlags(texts: readonly string[], problems: string[]): number | Record<string, number> | undefined {
+  let all: number | undefined
+  const per: Record<string, number> = {}
+  for (const t of texts) {
+    const at = t.indexOf('=')
+    const [metric, raw] = at < 0 ? [undefined, t] : [t.slice(0, at), t.slice(at + 1)]
+    const m = /^\s*(\d+(?:\.\d+)?)\s*(%?)\s*$/u.exec(raw)
+    const v = m === null ? Number.NaN : Number(m[1]) / (m[2] === '%' ? 100 : 1)
+    if (!(v >= 0 && v < 1)) {
+      problems.push(`--min-effect: expected a change such as 5% or tpot.p50=2%, got ${JSON.stringify(t)}`)
+      continue
+    }
+    if (metric === undefined) all = v
+    else per[metric] = v
+  }
+  if (Object.keys(per).length === 0) return all
+  return all === undefined ? per : { ...per, '*': all }
+}
 
 /** `vitest-llm-perf history record|check …`: returns the exit code. */
 export async function historyCommand(argv: string[]): Promise<number> {
@@ -87,11 +119,15 @@ export async function historyCommand(argv: string[]): Promise<number> {
     }
   }
   if (sub === 'check') {
-    if (positionals.length > 0)
-      throw new InvalidOptionError('history check', [`unexpected arguments: ${positionals.join(' ')}`])
+    const problems: string[] = []
+    if (positionals.length > 0) problems.push(`unexpected arguments: ${positionals.join(' ')}`)
+    const minEffect = minEffectFlags(values['min-effect'] ?? [], problems)
+    problems.push(...unknownMetrics(values.metric ?? []))
+    if (problems.length > 0) throw new InvalidOptionError('history check', problems)
     const store = await openHistory(db)
     try {
       const result = checkHistory(store, {
+        ...(minEffect === undefined ? {} : { minEffect }),
         ...(values.metric === undefined ? {} : { metrics: values.metric }),
         ...(values.branch === undefined ? {} : { branch: values.branch }),
         anyEnvironment: values['any-environment'] === true,
@@ -106,8 +142,10 @@ export async function historyCommand(argv: string[]): Promise<number> {
           return c === undefined
             ? head
             : `${head} at run ${c.position} (${c.run}${c.labels['commit'] === undefined ? '' : `, commit ${c.labels['commit'].slice(0, 10)}`}): ` +
-                `${c.before.toFixed(3)} → ${c.after.toFixed(3)} (${pct(c.relative)}), p = ${c.pValue.toFixed(3)}`
+                `${c.before.toFixed(3)} → ${c.after.toFixed(3)} (${pct(c.relative)}), p = ${pValue(c.pValue)}, ` +
+                `found by ${c.by === 'newest runs' ? 'the newest runs against the runs since the last change' : 'a change point in the series'}`
         })
+        if (result.note !== undefined) lines.push(`· ${result.note}`)
         process.stdout.write(
           `${redact(lines.length === 0 ? `no recorded run reports ${(values.metric ?? DEFAULT_METRICS).join(', ')}` : lines.join('\n'))}\n`,
         )
@@ -118,12 +156,14 @@ export async function historyCommand(argv: string[]): Promise<number> {
     }
   }
   if (sub === 'report') {
+    const bad = unknownMetrics(values.metric ?? [])
+    if (bad.length > 0) throw new InvalidOptionError('history report', bad)
     const out = resolve(values.out ?? 'history.html')
     const store = await openHistory(db)
     try {
       const metrics = values.metric ?? DEFAULT_METRICS
       const check = checkHistory(store, { metrics, anyEnvironment: values['any-environment'] === true })
-      writeArtifact(out, historyHtml(store, check, metrics))
+      writeArtifact(out, historyHtml(store, check, metrics, { anyEnvironment: values['any-environment'] === true }))
       process.stdout.write(`history.html: ${out}\n`)
       return 0
     } finally {

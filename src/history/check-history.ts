@@ -1,5 +1,9 @@
-import { type ChangePoint, changePoints } from './change-points.ts'
-import { environmentKey, type HistoryView, type RecordedRun } from './history-store.ts'
+import { workloadDifferences } from '../summarise/workload-differences.ts'
+import type { ChangePoint } from './change-points.ts'
+import { environmentKey, type HistoryView, type RecordedRun, workloadFingerprint } from './history-store.ts'
+import { type Decisive, higherIsWorse, judgeSeries, MIN_RUNS } from './judge-series.ts'
+
+export { higherIsWorse, MIN_RUNS }
 
 /** What `history check` judges when no --metric is given. */
 export const DEFAULT_METRICS = [
@@ -10,9 +14,6 @@ export const DEFAULT_METRICS = [
   'total_latency.p99',
   'output_token_throughput',
 ]
-
-/** Fewer runs than this in a series is too little history to find a change in (3 each side). */
-export const MIN_RUNS = 6
 
 export interface Change {
   metric: string
@@ -27,6 +28,8 @@ export interface Change {
   relative: number
   pValue: number
   kind: 'regression' | 'improvement'
+  /** How it was found: the newest runs against their regime, or a change point within the series. */
+  by: Decisive['by']
 }
 
 export interface MetricVerdict {
@@ -44,10 +47,9 @@ export interface HistoryCheck {
   regressions: Change[]
   /** Every change point found, oldest first. */
   changes: Change[]
+  /** Why no series could be judged, where the runs fell into workloads too small to be one (what differs). */
+  note?: string
 }
-
-/** Lower is better for times; higher for throughput, success rate and goodput. */
-export const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test(metric)
 
 /**
  * Each metric's series over the runs of one workload (and, unless `anyEnvironment`, one server version), oldest
@@ -56,15 +58,17 @@ export const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test
  */
 export function checkHistory(
   store: HistoryView,
-  options: { metrics?: readonly string[]; branch?: string; anyEnvironment?: boolean; alpha?: number } = {},
+  options: {
+    metrics?: readonly string[]
+    branch?: string
+    anyEnvironment?: boolean
+    alpha?: number
+    /** The smallest relative change that counts: for every metric, or per metric name ('*' for the rest). @default 0.05 */
+    minEffect?: number | Readonly<Record<string, number>>
+  } = {},
 ): HistoryCheck {
   const metrics = options.metrics?.length ? options.metrics : DEFAULT_METRICS
-  const groups = new Map<string, RecordedRun[]>()
-  for (const r of store.runs()) {
-    if (options.branch !== undefined && r.labels['branch'] !== options.branch) continue
-    const key = options.anyEnvironment ? r.fingerprint : `${r.fingerprint} ${environmentKey(r.environment)}`
-    groups.set(key, [...(groups.get(key) ?? []), r])
-  }
+  const groups = seriesGroups(store, options)
   const verdicts: MetricVerdict[] = []
   const changes: Change[] = []
   for (const runs of groups.values()) {
@@ -73,30 +77,89 @@ export function checkHistory(
       const values = store.metric(metric, runs)
       const series = runs.flatMap((r, i) => (values[i] === undefined ? [] : [{ run: r, value: values[i] as number }]))
       if (series.length === 0) continue
-      if (series.length < MIN_RUNS) {
-        verdicts.push({ metric, workload, runs: series.length, verdict: 'not enough history' })
-        continue
-      }
-      const found = changePoints(
+      const minEffect =
+        typeof options.minEffect === 'number'
+          ? options.minEffect
+          : (options.minEffect?.[metric] ?? options.minEffect?.['*'])
+      const judged = judgeSeries(
+        metric,
         series.map((s) => s.value),
-        options.alpha === undefined ? {} : { alpha: options.alpha },
-      ).map((c) => change(metric, workload, c, series[c.index]?.run as RecordedRun))
-      changes.push(...found)
-      const newest = found.at(-1)
+        {
+          ...(options.alpha === undefined ? {} : { alpha: options.alpha }),
+          ...(minEffect === undefined ? {} : { minEffect }),
+        },
+      )
+      changes.push(...judged.changes.map((c) => change(metric, workload, c, series[c.index]?.run as RecordedRun)))
+      const d = judged.decisive
       verdicts.push({
         metric,
         workload,
         runs: series.length,
-        verdict: newest?.kind ?? 'no change',
-        ...(newest === undefined ? {} : { newest }),
+        verdict: judged.verdict,
+        ...(d === undefined
+          ? {}
+          : {
+              newest: { ...change(metric, workload, d, series[d.index]?.run as RecordedRun), kind: d.kind, by: d.by },
+            }),
       })
     }
   }
+  const note =
+    groups.size > 1 && verdicts.length > 0 && verdicts.every((v) => v.verdict === 'not enough history')
+      ? ungrouped(store, [...groups.values()])
+      : undefined
   return {
     verdicts,
     regressions: verdicts.flatMap((v) => (v.verdict === 'regression' && v.newest !== undefined ? [v.newest] : [])),
     changes,
+    ...(note === undefined ? {} : { note }),
   }
+}
+
+/**
+ * The series the history judges: the runs of one workload (and, unless `anyEnvironment`, one server version and
+ * host), oldest first, each run's fingerprint its workload's. history.html draws these same groups.
+ */
+export function seriesGroups(
+  store: HistoryView,
+  options: { branch?: string; anyEnvironment?: boolean } = {},
+): Map<string, RecordedRun[]> {
+  const groups = new Map<string, RecordedRun[]>()
+  for (const r of store.runs()) {
+    if (options.branch !== undefined && r.labels['branch'] !== options.branch) continue
+    const workload = seriesWorkload(store, r)
+    const key = options.anyEnvironment ? workload : `${workload} ${environmentKey(r.environment)}`
+    groups.set(key, [...(groups.get(key) ?? []), { ...r, fingerprint: workload }])
+  }
+  return groups
+}
+
+/**
+ * A run's workload as the history groups it: its options' fingerprint, computed again from what was recorded (a
+ * run recorded before the seed left the fingerprint joins its series).
+ */
+function seriesWorkload(store: HistoryView, r: RecordedRun): string {
+  const options = store.options(r)
+  return options === undefined ? r.fingerprint : workloadFingerprint(options)
+}
+
+/** "12 workloads of 1–2 runs each (6 needed): they differ in rate, requests": what keeps the runs apart. */
+function ungrouped(store: HistoryView, groups: RecordedRun[][]): string {
+  const first = store.options(groups[0]?.[0] as RecordedRun) ?? {}
+  const keys = new Set<string>()
+  for (const g of groups.slice(1)) {
+    const other = store.options(g[0] as RecordedRun) ?? {}
+    for (const d of workloadDifferences(first, other)) keys.add(d.split(':')[0] as string)
+  }
+  const sizes = groups.map((g) => g.length)
+  const range =
+    Math.min(...sizes) === Math.max(...sizes) ? `${sizes[0]}` : `${Math.min(...sizes)}–${Math.max(...sizes)}`
+  return (
+    `${groups.length} workloads of ${range} run${range === '1' ? '' : 's'} each (${MIN_RUNS} needed): ` +
+    (keys.size > 0
+      ? `they differ in ${[...keys].join(', ')}`
+      : 'they differ only in the server version or host (--any-environment puts them in one series)')
+  )
 }
 
 function change(metric: string, workload: string, c: ChangePoint, run: RecordedRun): Change {
@@ -112,5 +175,6 @@ function change(metric: string, workload: string, c: ChangePoint, run: RecordedR
     relative: c.relative,
     pValue: c.pValue,
     kind: worse ? 'regression' : 'improvement',
+    by: 'change point',
   }
 }

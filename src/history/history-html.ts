@@ -1,6 +1,6 @@
 import { type ChartSeries, chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
-import type { HistoryCheck } from './check-history.ts'
+import { type HistoryCheck, seriesGroups } from './check-history.ts'
 import type { HistoryView, RecordedRun } from './history-store.ts'
 
 /**
@@ -8,18 +8,25 @@ import type { HistoryView, RecordedRun } from './history-store.ts'
  * in its own colour with the change's run shaded, the SLO's limit where the runs had one, every point a link to its
  * run's report; then the runs, with their labels.
  */
-export function historyHtml(store: HistoryView, check: HistoryCheck, metrics: readonly string[]): string {
+export function historyHtml(
+  store: HistoryView,
+  check: HistoryCheck,
+  metrics: readonly string[],
+  options: { anyEnvironment?: boolean } = {},
+): string {
   const runs = store.runs()
-  const byWorkload = new Map<string, RecordedRun[]>()
-  for (const r of runs) byWorkload.set(r.fingerprint, [...(byWorkload.get(r.fingerprint) ?? []), r])
   const charts: string[] = []
-  for (const [workload, group] of byWorkload) {
+  // the series the check judged (workload and, unless anyEnvironment, server version): change positions are theirs
+  for (const group of seriesGroups(store, options).values()) {
+    const workload = (group[0] as RecordedRun).fingerprint
     const slo = sloOf(store, group.at(-1) as RecordedRun)
     for (const metric of metrics) {
       const values = store.metric(metric, group)
       const points = group.flatMap((r, i) => (values[i] === undefined ? [] : [{ run: r, value: values[i] as number }]))
       if (points.length === 0) continue
-      const changes = check.changes.filter((c) => c.metric === metric && c.workload === workload)
+      const changes = check.changes.filter(
+        (c) => c.metric === metric && c.workload === workload && group.some((r) => r.dir === c.run),
+      )
       const cuts = [0, ...changes.map((c) => c.position - 1), points.length]
       const series: ChartSeries[] = cuts.slice(0, -1).map((from, k) => ({
         name: k === 0 ? metric : `after change ${k} (${changes[k - 1]?.kind})`,

@@ -2,11 +2,12 @@ import { createHash } from 'node:crypto'
 import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
+import { closest, distance } from 'fastest-levenshtein'
 import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
 import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
-import { WORKLOAD } from '../summarise/workload-differences.ts'
+import { SERIES_WORKLOAD } from '../summarise/workload-differences.ts'
 
 /** How long a writer waits for another to let go of the file. */
 const BUSY_TIMEOUT_MS = 30_000
@@ -17,6 +18,30 @@ export const DEFAULT_HISTORY_DB = '.vitest/llm-perf/history.sqlite'
 /** The percentiles kept of every duration metric, as `ttft.p99`; and the run's own figures. */
 const PERCENTILES = ['p50', 'p90', 'p95', 'p99', 'mean'] as const
 const FIGURES = ['request_throughput', 'output_token_throughput', 'success_rate'] as const
+
+/** Every figure the history stores, as `history check --metric` names it: what can be judged, and nothing else. */
+export const RECORDED_METRICS: readonly string[] = [
+  ...DURATION_COLUMNS.flatMap((c) => PERCENTILES.map((p) => `${c}.${p}`)),
+  ...FIGURES,
+  'goodput',
+]
+
+/**
+ * Why each of `metrics` can never be judged (the history records no such figure, so its gate would pass forever),
+ * with the recorded one it most likely meant.
+ */
+export function unknownMetrics(metrics: readonly string[]): string[] {
+  return metrics
+    .filter((m) => !RECORDED_METRICS.includes(m))
+    .map((m) => {
+      const near = closest(m.toLowerCase(), [...RECORDED_METRICS])
+      const hint = distance(m.toLowerCase(), near) <= 3 ? ` (did you mean ${near}?)` : ''
+      return (
+        `--metric: the history records no ${JSON.stringify(m)}${hint}; it records the percentiles ` +
+        `${PERCENTILES.join(', ')} of ${DURATION_COLUMNS.join(', ')}, and ${[...FIGURES, 'goodput'].join(', ')}`
+      )
+    })
+}
 /** Per successful request, kept whole so any percentile and its interval can be recomputed later. */
 const SAMPLED = ['ttft', 'tpot', 'total_latency', 'pure_queue_time', 'client_queue_time'] as const
 
@@ -61,7 +86,7 @@ export interface RecordedRun {
 export interface HistoryView {
   /** Where it is, for messages (a PostgreSQL URL without its password). */
   readonly path: string
-  /** Every recorded run, oldest first (by its start). */
+  /** Every recorded run, in the order the store recorded them (the store's clock, not the runs'). */
   runs(): RecordedRun[]
   /** One metric of each given run (undefined where the run did not report it). */
   metric(name: string, runs: readonly RecordedRun[]): Array<number | undefined>
@@ -154,7 +179,7 @@ export function samplesOf(data: Uint8Array | undefined): Float32Array {
  * requests, seed, api, concurrency). The prompt nonce is not among them: it makes each run's prompts new on purpose.
  */
 export function workloadFingerprint(options: Record<string, unknown>): string {
-  const picked = Object.fromEntries(WORKLOAD.map((k) => [k, options[k] ?? null]))
+  const picked = Object.fromEntries(SERIES_WORKLOAD.map((k) => [k, options[k] ?? null]))
   return createHash('sha256').update(JSON.stringify(picked)).digest('hex').slice(0, 12)
 }
 
@@ -280,10 +305,12 @@ export class HistoryStore implements HistoryView {
     }
   }
 
-  /** Every recorded run, oldest first (by its start). */
+  /** Every recorded run, in the order the store recorded them (the store's clock, not the runs'). */
   runs(): RecordedRun[] {
     const rows = this.#db
-      .prepare('SELECT key, dir, started_at, fingerprint, environment, labels FROM runs ORDER BY started_at, key')
+      // in the order the store recorded them, not by each run's own clock: a runner whose clock is behind would
+      // sort its runs into the middle of the series, where a regression they carry hides (started_at stays a field)
+      .prepare('SELECT key, dir, started_at, fingerprint, environment, labels FROM runs ORDER BY rowid')
       .all() as Array<Record<string, string>>
     return rows.map(recordedRun)
   }

@@ -60,7 +60,7 @@ export class PostgresHistory implements HistoryDb {
   async #load(): Promise<void> {
     const runs = await this.#sql.unsafe(
       `SELECT key, dir, started_at, fingerprint, environment, labels, summary::json -> 'options' AS options
-       FROM ${SCHEMA}.runs ORDER BY started_at, key`,
+       FROM ${SCHEMA}.runs ORDER BY recorded_at, key`,
     )
     this.#runs = runs.map((r) => recordedRun(r))
     this.#options = new Map(runs.map((r) => [r['key'] as string, (r['options'] ?? {}) as Record<string, unknown>]))
@@ -93,17 +93,10 @@ export class PostgresHistory implements HistoryDb {
     return await this.#sql.begin(async (tx) => {
       const inserted = await tx.unsafe(
         `INSERT INTO ${SCHEMA}.runs (key, dir, recorded_at, started_at, fingerprint, environment, labels, summary)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO NOTHING RETURNING key`,
-        [
-          row.key,
-          row.dir,
-          new Date().toISOString(),
-          row.startedAt,
-          row.fingerprint,
-          row.environment,
-          row.labels,
-          row.summary,
-        ],
+         VALUES ($1, $2, to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'), $3, $4, $5,
+           $6, $7) ON CONFLICT (key) DO NOTHING RETURNING key`,
+        // recorded_at is the database's clock: runners' clocks disagree, and the series is in the order recorded
+        [row.key, row.dir, row.startedAt, row.fingerprint, row.environment, row.labels, row.summary],
       )
       if (inserted.length === 0) return false
       for (const [name, value] of row.metrics)

@@ -1,6 +1,5 @@
 import type { MatcherResult, MatcherState, SyncMatcherResult } from 'vitest'
-import { changePoints } from '../history/change-points.ts'
-import { higherIsWorse, MIN_RUNS } from '../history/check-history.ts'
+import { InvalidOptionError } from '../common/errors.ts'
 import {
   DEFAULT_HISTORY_DB,
   environmentKey,
@@ -9,8 +8,10 @@ import {
   type HistoryView,
   metricOf,
   runKey,
+  unknownMetrics,
   workloadFingerprint,
 } from '../history/history-store.ts'
+import { judgeSeries, MIN_RUNS } from '../history/judge-series.ts'
 import { openHistory } from '../history/open-history.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { RecordTable } from '../record/record-table.ts'
@@ -28,13 +29,16 @@ export interface NotRegressOptions {
   db?: string
   /** Compare with runs on another server version too. @default false */
   anyEnvironment?: boolean
+  /** The smallest relative change that fails, for every metric or per metric. @default 0.05 */
+  minEffect?: number | Readonly<Record<string, number>>
 }
 
 /**
  * `expect(run).toNotRegress({ metrics })`: the run joins its workload's history (same fingerprint and server
- * version) as its newest point, each metric's series is searched for change points (history check's E-divisive),
- * and the matcher fails when the newest change made the metric worse — naming the change point, the runs on both
- * sides and the size with its 95 % interval. Fewer than 6 runs is not enough history: it passes, and says so.
+ * version) as its newest point and each metric's series is judged as `history check` judges it (judge-series.ts:
+ * the newest runs against their regime, and E-divisive's change points); the matcher fails on a regression —
+ * naming where it began, the runs on both sides and the size with its 95 % interval. Fewer than 6 runs is not
+ * enough history: it passes, and says so.
  */
 export function toNotRegress(this: MatcherState, received: unknown, options: NotRegressOptions): MatcherResult {
   const run = received as Partial<BenchRun> | null
@@ -42,6 +46,8 @@ export function toNotRegress(this: MatcherState, received: unknown, options: Not
     throw new TypeError(`toNotRegress: expected the BenchRun that benchRequests() resolves to, got ${typeof received}`)
   if (!Array.isArray(options?.metrics) || options.metrics.length === 0)
     throw new TypeError("toNotRegress: expected { metrics: ['ttft.p99', …] }")
+  const unknown = unknownMetrics(options.metrics)
+  if (unknown.length > 0) throw new InvalidOptionError('toNotRegress metrics', unknown)
   const judged = run as Partial<BenchRun> & Pick<BenchRun, 'summary'>
   const db = options.db ?? DEFAULT_HISTORY_DB
   if (isPostgresUrl(db))
@@ -79,7 +85,7 @@ function judge(
       .filter(
         (r) =>
           r.key !== self &&
-          r.fingerprint === fingerprint &&
+          workloadFingerprint(store.options(r) ?? {}) === fingerprint &&
           (options.anyEnvironment || environmentKey(r.environment) === env),
       )
     for (const metric of options.metrics) {
@@ -95,15 +101,19 @@ function judge(
         continue
       }
       series.push({ dir: run.files?.json?.replace(/\/summary\.json$/u, '') ?? 'this run', value: now })
-      if (series.length < MIN_RUNS) {
+      const minEffect = typeof options.minEffect === 'number' ? options.minEffect : options.minEffect?.[metric]
+      const judged = judgeSeries(
+        metric,
+        series.map((s) => s.value),
+        minEffect === undefined ? {} : { minEffect },
+      )
+      if (judged.verdict === 'not enough history') {
         verdicts.push(verdict('note', `${metric} (not enough history)`))
         lines.push(`  · ${metric}: not enough history (${series.length} runs of this workload, ${MIN_RUNS} needed)`)
         continue
       }
-      const newest = changePoints(series.map((s) => s.value)).at(-1)
-      const worse =
-        newest !== undefined && (higherIsWorse(metric) ? newest.after > newest.before : newest.after < newest.before)
-      if (newest === undefined || !worse) {
+      const newest = judged.decisive
+      if (judged.verdict !== 'regression' || newest === undefined) {
         verdicts.push(verdict('pass', `${metric} no regression`))
         lines.push(
           `  ✓ ${metric}: ${newest === undefined ? 'no change' : `improved at run ${newest.index + 1}`} over ${series.length} runs`,
@@ -117,7 +127,8 @@ function judge(
       const pct = (v: number): string => `${v >= 0 ? '+' : ''}${((v / newest.before) * 100).toFixed(1)} %`
       verdicts.push(verdict('fail', `${metric} regressed`))
       lines.push(
-        `  ✗ ${metric} regressed at run ${newest.index + 1} of ${series.length} (${series[newest.index]?.dir}): ` +
+        `  ✗ ${metric} regressed at run ${newest.index + 1} of ${series.length} (${series[newest.index]?.dir}; ` +
+          `${newest.by === 'newest runs' ? 'the newest runs against the runs since the last change' : 'a change point'}): ` +
           `${newest.before.toFixed(3)} → ${newest.after.toFixed(3)} (${pct(newest.after - newest.before)}, 95 % ` +
           `interval [${pct(lo)}, ${pct(hi)}]), p = ${newest.pValue.toFixed(3)}\n` +
           `    before: ${series

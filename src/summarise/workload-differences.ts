@@ -14,6 +14,13 @@ export const WORKLOAD = [
   'stream',
 ] as const
 
+/**
+ * What makes runs one series in the history: the workload as a distribution, not its realisation. The seed (and
+ * the prompt nonce, never in WORKLOAD) picks which prompts and arrival instants a run draws; a CI that varies it,
+ * so as not to tune to one prompt set, still runs one workload.
+ */
+export const SERIES_WORKLOAD = WORKLOAD.filter((k) => k !== 'seed')
+
 /** What differs between two runs' options (summary.json's `options`) in their workload, as "rate: 16 vs 32". */
 export function workloadDifferences(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
   return WORKLOAD.filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k])).map(

@@ -1,0 +1,128 @@
+import tQuantile from '@stdlib/stats-base-dists-t-quantile'
+import { type ChangePoint, changePoints } from './change-points.ts'
+
+/** Fewer runs than this in a series is too little history to judge (the newest run against 5 before it). */
+export const MIN_RUNS = 6
+/** The fewest runs of one regime the newest runs are judged against. */
+const MIN_REGIME = 5
+/** How many of the newest runs are judged together: a shift too small to show in one run shows in three. */
+const NEWEST = [1, 2, 3] as const
+/**
+ * A false alarm's chance per check, shared by the newest-run tests (one-sided, split over NEWEST): with run-to-run
+ * noise that is normal in the logarithm, 200 stationary checks raise 0.2 alarms on average.
+ */
+const NEWEST_ALPHA = 0.001
+/** Below this relative change no verdict is red or green: a change must matter as well as be real. */
+export const DEFAULT_MIN_EFFECT = 0.05
+
+/** Lower is better for times; higher for throughput, success rate and goodput. */
+export const higherIsWorse = (metric: string): boolean => /\.(p\d+|mean)$/u.test(metric)
+
+/** What decided a series' verdict: where the change began, the regimes' levels on both sides, and how sure. */
+export interface Decisive {
+  /** 0-based index of the first run of the new level. */
+  index: number
+  before: number
+  after: number
+  relative: number
+  pValue: number
+  kind: 'regression' | 'improvement'
+  /**
+   * `newest runs`: the newest one to three runs lie outside what the runs since the last change predict (a shift is
+   * judged on the run that carries it); `change point`: E-divisive found the change within the series.
+   */
+  by: 'newest runs' | 'change point'
+}
+
+export interface SeriesJudgement {
+  verdict: 'regression' | 'improvement' | 'no change' | 'not enough history'
+  /** Every change point E-divisive found, oldest first. */
+  changes: ChangePoint[]
+  decisive?: Decisive
+}
+
+export interface JudgeOptions {
+  /** E-divisive's permutation test level. @default 0.01 */
+  alpha?: number
+  /** The smallest relative change that is a regression or an improvement. @default 0.05 */
+  minEffect?: number
+}
+
+/**
+ * One metric's series, oldest first, judged two ways: the newest runs against the regime since the last change
+ * (a prediction interval in the logarithm, Student's t over that regime's own run-to-run noise: a regression fails
+ * the first run that carries it), and E-divisive means over the whole series (Otava's method: where a change
+ * began, once points on both sides show it). A regression by either is a regression; a change smaller than the
+ * minimum effect is no change.
+ */
+export function judgeSeries(metric: string, values: readonly number[], options: JudgeOptions = {}): SeriesJudgement {
+  if (values.length < MIN_RUNS) return { verdict: 'not enough history', changes: [] }
+  const minEffect = options.minEffect ?? DEFAULT_MIN_EFFECT
+  const changes = changePoints(values, options.alpha === undefined ? {} : { alpha: options.alpha })
+  const newest = newestShift(metric, values, changes, minEffect)
+  if (newest?.kind === 'regression') return { verdict: 'regression', changes, decisive: newest }
+  const last = changes.at(-1)
+  if (last !== undefined && Math.abs(last.relative) >= minEffect) {
+    const worse = higherIsWorse(metric) ? last.after > last.before : last.after < last.before
+    const kind = worse ? 'regression' : 'improvement'
+    return { verdict: kind, changes, decisive: { ...last, kind, by: 'change point' } }
+  }
+  if (newest !== undefined) return { verdict: 'improvement', changes, decisive: newest }
+  return { verdict: 'no change', changes }
+}
+
+/** The newest k runs (k = 1, 2, 3) against the regime before them; the first k whose shift is real and matters. */
+function newestShift(
+  metric: string,
+  values: readonly number[],
+  changes: readonly ChangePoint[],
+  minEffect: number,
+): Decisive | undefined {
+  const n = values.length
+  // latencies are multiplicative: their noise is a fraction of the level, so the test is on the logarithm
+  const positive = values.every((v) => v > 0)
+  const f = positive ? Math.log : (v: number) => v
+  const found: Decisive[] = []
+  for (const k of NEWEST) {
+    const end = n - k
+    const start = Math.max(0, ...changes.map((c) => c.index).filter((i) => i <= end - MIN_REGIME))
+    const regime = values.slice(start, end).map(f)
+    if (regime.length < MIN_REGIME) continue
+    const tail = values.slice(end).map(f)
+    const m = mean(regime)
+    const sd = Math.max(1e-9, Math.sqrt(regime.reduce((a, x) => a + (x - m) ** 2, 0) / (regime.length - 1)))
+    const x = mean(tail)
+    const t = (x - m) / (sd * Math.sqrt(1 / k + 1 / regime.length))
+    const dof = regime.length - 1
+    if (Math.abs(t) <= tQuantile(1 - NEWEST_ALPHA / NEWEST.length, dof)) continue
+    const before = positive ? Math.exp(m) : m
+    const after = positive ? Math.exp(x) : x
+    const relative = positive ? Math.exp(x - m) - 1 : (x - m) / Math.max(1e-12, Math.abs(m))
+    if (Math.abs(relative) < minEffect) continue
+    const worse = higherIsWorse(metric) ? relative > 0 : relative < 0
+    found.push({
+      index: end,
+      before,
+      after,
+      relative,
+      pValue: oneSidedP(Math.abs(t), dof),
+      kind: worse ? 'regression' : 'improvement',
+      by: 'newest runs',
+    })
+  }
+  return found.find((d) => d.kind === 'regression') ?? found[0]
+}
+
+/** P(T > t) for Student's t with `dof` degrees of freedom, by bisection on its quantile (to ~1e-12). */
+function oneSidedP(t: number, dof: number): number {
+  let lo = 1e-16
+  let hi = 0.5
+  for (let i = 0; i < 80; i++) {
+    const mid = Math.sqrt(lo * hi)
+    if (tQuantile(1 - mid, dof) > t) lo = mid
+    else hi = mid
+  }
+  return hi
+}
+
+const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length)
