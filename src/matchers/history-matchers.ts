@@ -17,7 +17,7 @@ import { isPostgresUrl } from '../history/postgres-history.ts'
 import { RecordTable } from '../record/record-table.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { type Verdict, verdict } from '../summarise/verdict.ts'
-import { reportVerdicts } from './report-verdicts.ts'
+import { recordVerdicts } from './report-verdicts.ts'
 
 export interface NotRegressOptions {
   /** Figures as the history names them: `ttft.p99`, `tpot.p50`, `output_token_throughput`. */
@@ -142,7 +142,8 @@ function judge(
       )
     }
   }
-  if (run.files?.json !== undefined) reportVerdicts(run as BenchRun, verdicts, this.currentTestName)
+  // the history's verdict where the run is listed: the end-of-run table, runs.json, summary.json and report.html
+  if (run.files?.json !== undefined) recordVerdicts(this, run as BenchRun, verdicts)
   const hint = this.utils.matcherHint('.toNotRegress', 'run', 'history', { isNot: this.isNot })
   return {
     pass: !failed,

@@ -12,7 +12,7 @@ import { type Verdict, verdict } from '../summarise/verdict.ts'
 import { toSustain } from './capacity-matchers.ts'
 import { formatEvaluation } from './format-slo.ts'
 import { toNotRegress } from './history-matchers.ts'
-import { reportVerdicts } from './report-verdicts.ts'
+import { recordVerdicts, reportVerdicts } from './report-verdicts.ts'
 
 function assertRun(received: unknown, matcher: string): asserts received is BenchRun {
   const r = received as Partial<BenchRun> | null
@@ -22,15 +22,6 @@ function assertRun(received: unknown, matcher: string): asserts received is Benc
         `got ${r === null ? 'null' : typeof received}`,
     )
   }
-}
-
-/** Puts the verdicts next to this run's row in task.meta, for the end-of-run table. */
-function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: Verdict[]): void {
-  const rows = (state.task as { meta?: { llmPerf?: Array<{ csv: string; slo: Verdict[] }> } } | undefined)?.meta
-    ?.llmPerf
-  const row = rows?.find((r) => r.csv === run.files.csv)
-  if (row !== undefined) row.slo.push(...verdicts)
-  reportVerdicts(run, verdicts, state.currentTestName)
 }
 
 function judge(

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs'
 import { dirname } from 'node:path'
+import type { MatcherState } from 'vitest'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { folderSeries, runReport, summaryJson } from '../report/run-files.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
@@ -23,4 +24,16 @@ export function reportVerdicts(run: BenchRun, verdicts: readonly Verdict[], test
   } catch {
     // the run's files stay as they were written
   }
+}
+
+/**
+ * A matcher's verdicts next to this run's row in task.meta — the end-of-run table and runs.json — and in its
+ * summary.json and report.html: every gate's verdict (an SLO's, the history's) is seen where the run is listed.
+ */
+export function recordVerdicts(state: MatcherState, run: BenchRun, verdicts: Verdict[]): void {
+  const rows = (state.task as { meta?: { llmPerf?: Array<{ csv: string; slo: Verdict[] }> } } | undefined)?.meta
+    ?.llmPerf
+  const row = rows?.find((r) => r.csv === run.files.csv)
+  if (row !== undefined) row.slo.push(...verdicts)
+  reportVerdicts(run, verdicts, state.currentTestName)
 }
