@@ -74,12 +74,24 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
 }, 240_000)
 
 test('calibrate refuses what it cannot use before it sends anything', async () => {
-  const r = await cli(['calibrate', 'not-a-url', '--api', 'grpc', '--budget-s=-3', '--validate-slo', 'ttft<5'])
+  const r = await cli([
+    'calibrate',
+    'not-a-url',
+    '--api',
+    'grpc',
+    '--budget-s=-3',
+    '--validate-slo',
+    'ttft<5',
+    '--out',
+    tmpdir(),
+  ])
   expect(r.exitCode).toBe(1)
   expect(r.stderr).toContain('URL: expected the server to calibrate')
   expect(r.stderr).toContain('--api: expected generate, completions or chat, got "grpc"')
   expect(r.stderr).toContain('--budget-s: expected a positive number, got "-3"')
   expect(r.stderr).toContain('--validate-slo: ttft needs an aggregation')
+  // a profile path that is a folder is said before minutes of probing, not after them
+  expect(r.stderr).toContain(`--out: expected a file to write the profile to, got the folder ${tmpdir()}`)
   const bad = await cli(['sim-server', '--profile', join(tmpdir(), 'no-such-profile.json')])
   expect(bad.exitCode).not.toBe(0)
   expect(bad.all).toMatch(/cannot read the profile .*no-such-profile\.json/u)

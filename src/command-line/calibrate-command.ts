@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync } from 'node:fs'
+import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { calibrateServer } from '../calibrate/calibrate-server.ts'
@@ -80,6 +80,9 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const rates = values['validate-rates']?.split(',').map((r) => number('validate-rates', r.trim()) as number)
   const sloTexts = values['validate-slo'] ?? []
   const slo = sloTexts.length === 0 ? undefined : sloFromFlags(sloTexts, 'validate-slo', problems)
+  // the profile is written after minutes of probing: a path it cannot be written to is said now, not then
+  const outProblem = unwritable(resolve(values.out ?? 'profile.json'))
+  if (outProblem !== undefined) problems.push(`--out: ${outProblem}`)
   if (problems.length > 0) throw new InvalidOptionError('calibrate', problems)
   const apiKey = values['api-key'] ?? process.env['LLM_PERF_API_KEY']
   if (apiKey !== undefined) addSecrets([apiKey])
@@ -150,6 +153,20 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   }
   say(`profile: ${out}  (npx vitest-llm-perf sim-server --profile ${out})`)
   return 0
+}
+
+/** Why `file` cannot be written (a folder, a folder we may not write in), or undefined when it can. */
+function unwritable(file: string): string | undefined {
+  if (existsSync(file) && statSync(file).isDirectory())
+    return `expected a file to write the profile to, got the folder ${file}`
+  let dir = dirname(file)
+  while (!existsSync(dir) && dirname(dir) !== dir) dir = dirname(dir)
+  try {
+    accessSync(dir, constants.W_OK)
+    return undefined
+  } catch {
+    return `${dir} cannot be written to (the profile ${file} would be lost after the probes)`
+  }
 }
 
 type CalibratedValidation = { summary: string } & Record<string, unknown>
