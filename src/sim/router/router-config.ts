@@ -50,6 +50,9 @@ export const ROUTER_FLAGS: FlagSpec = {
 }
 
 const num = (what: string, min = 0) => numberFlag(what).pipe(z.number().min(min, { error: `expected ${what}` }))
+/** Forwarding threads beyond this cost memory and no throughput (the router carried 663k chunks/s on 4). */
+const MAX_FORWARDER_THREADS = 64
+
 const int = (what: string, min = 0) => intFlag(what).pipe(z.number().min(min, { error: `expected ${what}` }))
 
 /** Defaults are sglang-router 0.3.x's (notes/sglang-protocol.md §7.2), except the bind address. */
@@ -92,7 +95,17 @@ const schema = z.object({
   queueTimeoutSecs: num('a number of seconds').default(60),
   rateLimitTokensPerSecond: num('a number of tokens a second').optional(),
   /** Ours, not smg's: threads that accept and forward on the port (SO_REUSEPORT), the routing state in one. */
-  forwarderThreads: int('a positive integer', 1).default(1),
+  // bounded as --processes is: 1,000 threads took 5.9 GB and never became ready (each thread its own V8 isolate)
+  forwarderThreads: intFlag('a positive integer')
+    .pipe(
+      z
+        .number()
+        .min(1, { error: `expected an integer from 1 to ${MAX_FORWARDER_THREADS}` })
+        .max(MAX_FORWARDER_THREADS, {
+          error: `expected an integer from 1 to ${MAX_FORWARDER_THREADS} (each thread is a V8 isolate of ~25 MB)`,
+        }),
+    )
+    .default(1),
 })
 
 export type RouterConfig = z.output<typeof schema> & { workerUrls: string[] }

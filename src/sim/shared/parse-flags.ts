@@ -27,6 +27,24 @@ export const IGNORED_SGLANG_FLAGS: Readonly<Record<string, 'string' | 'boolean'>
 }
 
 /**
+ * `--flag -1` as `--flag=-1` for a flag that takes a value: parseArgs reads a value that starts with `-` as another
+ * option ("argument is ambiguous"), where SGLang's argparse (and its help: `--chunked-prefill-size -1`) takes it.
+ */
+function joinNegatives(argv: readonly string[], options: FlagSpec): string[] {
+  const out: string[] = []
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i] as string
+    const next = argv[i + 1]
+    const name = a.startsWith('--') && !a.includes('=') ? a.slice(2) : undefined
+    if (name !== undefined && options[name]?.type === 'string' && next !== undefined && /^-\d/u.test(next)) {
+      out.push(`${a}=${next}`)
+      i++
+    } else out.push(a)
+  }
+  return out
+}
+
+/**
  * Parses argv against `spec` (kebab-case long flags, as SGLang's), then validates with `schema`, reporting
  * every problem at once with the flag, what was expected and what was given.
  */
@@ -42,7 +60,7 @@ export function parseFlags<S extends z.ZodType>(
   }
   let values: Record<string, unknown>
   try {
-    values = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false }).values
+    values = parseArgs({ args: joinNegatives(argv, options), options, strict: true, allowPositionals: false }).values
   } catch (err) {
     throw new InvalidOptionError(`${command} flags`, [
       `${(err as Error).message.replace(/\. To specify.*$/su, '')}. Run \`vitest-llm-perf ${command} ` +
