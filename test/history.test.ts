@@ -1,6 +1,8 @@
 import { cpSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { SeededRandom } from '../src/common/seeded-random.ts'
 import type { BenchOptions } from '../src/executors/bench-options-schema.ts'
@@ -223,6 +225,35 @@ test('a runner whose clock is 24.5 minutes behind does not hide its regression: 
   const [reg] = JSON.parse(check.stdout).regressions
   expect(Math.abs(reg.position - 31)).toBeLessThanOrEqual(2)
 }, 300_000)
+
+test('a perf test recorded by the history keeps a folder a run, and its history verdict is in the end-of-run table', async () => {
+  const artifacts = tmp()
+  const db = join(tmp(), 'history.sqlite')
+  const project = fileURLToPath(new URL('./fixtures/history-project', import.meta.url))
+  const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url))
+  const perf = () =>
+    execa(process.execPath, [vitest, 'run', '--root', project, '--project', 'perf'], {
+      env: { ARTIFACTS: artifacts, HISTORY_DB: db, CI: 'true' },
+      reject: false,
+      all: true,
+    })
+  for (let i = 0; i < 2; i++) {
+    const r = await perf()
+    expect(r.exitCode, r.all).toBe(0)
+    // the history's verdict beside the run in the table and runs.json, not a bare SLO ✓
+    expect(r.all).toMatch(/tpot\.p50 \(not enough history\)/u)
+  }
+  expect(readFileSync(join(project, '.vitest', 'llm-perf', 'runs.json'), 'utf8')).toMatch(/not enough history/u)
+  const store = new HistoryStore(db)
+  try {
+    const dirs = store.runs().map((r) => r.dir)
+    expect(dirs).toHaveLength(2)
+    expect(new Set(dirs).size).toBe(2)
+    for (const d of dirs) expect(existsSync(join(d, 'summary.json')), d).toBe(true)
+  } finally {
+    store.close()
+  }
+}, 120_000)
 
 test('two writers recording 50 runs each at once: 100 runs, none lost or duplicated', async () => {
   const dirs = await hundredRuns()

@@ -129,7 +129,16 @@ function fixtureBench(ctx: {
     options: BenchOptions,
   ): Promise<{ run: BenchRun; invalid: string | undefined }> => {
     const dir = testDir()
-    const outDir = options.outDir ?? (runs++ === 0 ? dir : `${dir}/run-${runs}`)
+    // a run the history records keeps a folder of its own (runs/<its start>): the test's folder is written again by
+    // every `npx vitest perf`, and each point of a series must link to its own report, not to the newest
+    const recorded = llmPerf.history !== undefined || (options.history !== undefined && options.history !== false)
+    const outDir =
+      options.outDir ??
+      (recorded
+        ? `${dir}/runs/${new Date().toISOString().replace(/[:.]/gu, '-')}-${runs++}`
+        : runs++ === 0
+          ? dir
+          : `${dir}/run-${runs}`)
     const run = await runBench(target, {
       signal,
       onProgress: (p) => postProgress(llmPerf, task.name, p),
