@@ -131,6 +131,8 @@ test('30 runs with seeds 1…30 at one speed then 10 at 0.85 of it: one workload
   expect((await cli(['history', 'report', '--db', db, '--metric', 'tpot.p50', '--out', out])).exitCode).toBe(0)
   const html = readFileSync(out, 'utf8')
   expect(html).toMatch(/tpot\.p50 · workload \w+ · 40 runs · newest change: regression at run \d+/u)
+  // the newest run against the band the runs since the change (31, ± 2) predict: the 40th judged against 31–39
+  expect(html).toMatch(/newest run's band \(from runs (29|30|31|32|33)–39\): low/u)
   expect(html).toContain(`<a href="${encodeURI(dirs[0] as string)}/report.html">`)
   // a run recorded twice is one run
   const again = await cli(['history', 'record', ...dirs.slice(0, 5), '--db', db])

@@ -1,5 +1,5 @@
-import { resolve } from 'node:path'
-import { writeArtifact } from '../common/artifact-file.ts'
+import { dirname, resolve } from 'node:path'
+import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
 import { checkHistory, DEFAULT_METRICS } from '../history/check-history.ts'
@@ -163,6 +163,7 @@ export async function historyCommand(argv: string[]): Promise<number> {
     try {
       const metrics = values.metric ?? DEFAULT_METRICS
       const check = checkHistory(store, { metrics, anyEnvironment: values['any-environment'] === true })
+      ensureDir(dirname(out))
       writeArtifact(out, historyHtml(store, check, metrics, { anyEnvironment: values['any-environment'] === true }))
       process.stdout.write(`history.html: ${out}\n`)
       return 0

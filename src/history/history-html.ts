@@ -2,6 +2,7 @@ import { type ChartSeries, chartPage, escapeHtml as esc, PALETTE, svgChart } fro
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type HistoryCheck, seriesGroups } from './check-history.ts'
 import type { HistoryView, RecordedRun } from './history-store.ts'
+import { newestRunBand } from './judge-series.ts'
 
 /**
  * history.html: per workload and metric, the series over its runs (oldest first), each regime between change points
@@ -42,6 +43,18 @@ export function historyHtml(
       }))
       const newest = changes.at(-1)
       const limit = slo.find((l) => l.metric === metric)
+      // the newest run against the band its regime predicts: outside it (and by the minimum effect) it fails
+      const band = newestRunBand(
+        points.map((p) => p.value),
+        changes.map((c) => c.position - 1),
+      )
+      const bandLines =
+        band === undefined
+          ? []
+          : [
+              { y: band.low, label: `newest run's band (from runs ${band.from + 1}–${band.to}): low` },
+              { y: band.high, label: `newest run's band: high` },
+            ]
       charts.push(
         svgChart({
           title: `${metric} · workload ${workload} · ${points.length} runs${
@@ -54,7 +67,10 @@ export function historyHtml(
           },
           yLabel: metric.includes('.') ? `${metric} (ms)` : metric,
           series,
-          hLines: limit === undefined ? [] : [{ y: limit.limit, label: `SLO ${metric} ≤ ${limit.limit}` }],
+          hLines: [
+            ...(limit === undefined ? [] : [{ y: limit.limit, label: `SLO ${metric} ≤ ${limit.limit}` }]),
+            ...bandLines,
+          ],
           ...(newest === undefined
             ? {}
             : {

@@ -8,10 +8,12 @@ const MIN_REGIME = 5
 /** How many of the newest runs are judged together: a shift too small to show in one run shows in three. */
 const NEWEST = [1, 2, 3] as const
 /**
- * A false alarm's chance per check, shared by the newest-run tests (one-sided, split over NEWEST): with run-to-run
- * noise that is normal in the logarithm, 200 stationary checks raise 0.2 alarms on average.
+ * A false alarm's chance per check, shared by the newest-run tests (one-sided, split over NEWEST), were the noise
+ * normal in the logarithm and independent from run to run. It is neither: a busy machine slows runs in a row (a
+ * simulated series on the 2-core CI machine, 6 % noise, had two runs in a row 19 % slow, t = 4.3 over 19 runs), so
+ * the level is strict; +8 % over 2 % noise still fails within 3 runs, and a real 6.7× slowdown on the first.
  */
-const NEWEST_ALPHA = 0.001
+const NEWEST_ALPHA = 0.0002
 /** Below this relative change no verdict is red or green: a change must matter as well as be real. */
 export const DEFAULT_MIN_EFFECT = 0.05
 
@@ -111,6 +113,30 @@ function newestShift(
     })
   }
   return found.find((d) => d.kind === 'regression') ?? found[0]
+}
+
+/**
+ * Where the newest run is judged: the band the last established regime (the runs since the last change, before the
+ * newest, or before a change too recent to be a regime) predicts for one more run, at the newest-run test's level;
+ * `from`/`to` its runs (0-based, `to` excluded); undefined where no regime is long enough. For history.html.
+ */
+export function newestRunBand(
+  values: readonly number[],
+  changeIndexes: readonly number[],
+): { from: number; to: number; low: number; high: number } | undefined {
+  // the last established regime: up to the newest run, or up to a change too recent to have a regime of its own
+  const recent = changeIndexes.filter((i) => i > values.length - 1 - MIN_REGIME)
+  const end = recent.length > 0 ? Math.min(...recent) : values.length - 1
+  const from = Math.max(0, ...changeIndexes.filter((i) => i <= end - MIN_REGIME))
+  const positive = values.every((v) => v > 0)
+  const f = positive ? Math.log : (v: number) => v
+  const regime = values.slice(from, end).map(f)
+  if (regime.length < MIN_REGIME) return undefined
+  const m = mean(regime)
+  const sd = Math.sqrt(regime.reduce((a, x) => a + (x - m) ** 2, 0) / (regime.length - 1))
+  const half = tQuantile(1 - NEWEST_ALPHA / NEWEST.length, regime.length - 1) * sd * Math.sqrt(1 + 1 / regime.length)
+  const back = positive ? Math.exp : (v: number) => v
+  return { from, to: end, low: back(m - half), high: back(m + half) }
 }
 
 /** P(T > t) for Student's t with `dof` degrees of freedom, by bisection on its quantile (to ~1e-12). */
