@@ -147,8 +147,20 @@ test('30 runs with seeds 1…30 at one speed then 10 at 0.85 of it: one workload
   }
 }, 300_000)
 
-test('the gate judges the newest run: 30 runs checked after each from the 6th raise no alarm, and the first run on a 2× slower server fails, named', async () => {
-  const dirs = (await runFolders()).slice(0, 30)
+test('the gate judges the newest run: 40 runs of one workload checked after each from the 6th raise no alarm, and the first run on a 2× slower server fails, named', async () => {
+  // the 30 at speed 4 of the shared series and 10 more of the same server, seeds 41…50 (TPOT p50 noise ~6 % here)
+  const more: string[] = []
+  const same = await startSimWorker(['--speed', '4'], 'history-40')
+  try {
+    for (let i = 0; i < 10; i++) {
+      const dir = tmp()
+      await benchRequests(same, { ...WORKLOAD, seed: 41 + i, outDir: dir })
+      more.push(dir)
+    }
+  } finally {
+    await same.stop()
+  }
+  const dirs = [...(await runFolders()).slice(0, 30), ...more]
   const db = join(tmp(), 'history.sqlite')
   const metrics = ['ttft.p50', 'tpot.p50', 'total_latency.p50', 'output_token_throughput']
   // recorded and checked in this process (what `history record` and `history check` call), one run at a time
@@ -167,7 +179,7 @@ test('the gate judges the newest run: 30 runs checked after each from the 6th ra
   const w = await startSimWorker(['--speed', '2'], 'history-2x')
   const slow = tmp()
   try {
-    await benchRequests(w, { ...WORKLOAD, seed: 31, outDir: slow })
+    await benchRequests(w, { ...WORKLOAD, seed: 51, outDir: slow })
   } finally {
     await w.stop()
   }
@@ -175,10 +187,10 @@ test('the gate judges the newest run: 30 runs checked after each from the 6th ra
   const check = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50', '--json'])
   expect(check.exitCode, check.all).toBe(1)
   const [reg] = JSON.parse(check.stdout).regressions
-  expect(reg).toMatchObject({ metric: 'tpot.p50', position: 31, run: slow, by: 'newest runs' })
+  expect(reg).toMatchObject({ metric: 'tpot.p50', position: 41, run: slow, by: 'newest runs' })
   expect(reg.relative).toBeGreaterThan(0.8)
   const text = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50'])
-  expect(text.stdout).toMatch(/✗ tpot\.p50 \(workload \w+, 31 runs\): regression at run 31 .*found by the newest runs/u)
+  expect(text.stdout).toMatch(/✗ tpot\.p50 \(workload \w+, 41 runs\): regression at run 41 .*found by the newest runs/u)
 }, 300_000)
 
 test('runs that do not group say why instead of a silent "not enough history"', async () => {

@@ -148,8 +148,9 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       const problem = await flushCache(pool, opts.signal)
       if (problem !== undefined) warnings.push(problem)
     }
-    // the state the load meets: a llama.cpp server that has served many requests is not the one just started
-    const cacheState = await probeCacheState(pool, opts.signal)
+    // the state the load meets: a llama.cpp server that has served many requests is not the one just started. Only
+    // a server that said what it is is asked (one more request just before the load is one more arrival it sees)
+    const cacheState = serverInfo === undefined ? undefined : await probeCacheState(pool, opts.signal)
     claimRunFolder(outDir)
     const csv = new CsvWriter(runFile(outDir, 'requests.csv'))
     const host = opts.shard ?? { index: 0, count: 1 }
