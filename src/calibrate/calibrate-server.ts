@@ -260,6 +260,24 @@ async function calibrate(
     if (!within() && prefill.length >= 2) break
     await prefillProbe(len, 'as found')
   }
+  // what a simulated worker and this client add to the same prefills by themselves: a worker run with the profile
+  // adds it again on top of the base the fit finds (left in, the calibrated simulator read TTFT p50 +10 to +19 %
+  // high on held-out loads, the ~3 ms that HTTP, the client and the worker's own work add, counted twice). Measured
+  // right after the prefills, with this client as warm as it was for them: measured after the decode probes, it
+  // read lower, and held-out TTFT p50 read +16 to +23 % high
+  const overheads = new Map<number, number>()
+  await withZeroCostWorker(opts.workDir, async (url) => {
+    for (const p of prefill) {
+      if (!overheads.has(p.prompt_tokens))
+        overheads.set(p.prompt_tokens, await prefillTtft(url, p.prompt_tokens, false))
+      p.overhead_ms = overheads.get(p.prompt_tokens) as number
+    }
+  })
+  opts.onProbe?.(
+    `simulator and client overhead on this machine, taken off each prefill: ${[...overheads.values()]
+      .map((v) => v.toFixed(2))
+      .join(', ')} ms`,
+  )
   // decode: closed-loop users at rising concurrency, at a short and a long context
   const concurrencies = [1, 2, 4, 8, 16, 32, 64].filter((c) => c <= maxRunning)
   const shapes: Array<{ c: number; prompt: number }> = [
@@ -287,26 +305,14 @@ async function calibrate(
     })
     ok(fill, 'fill')
     opts.onProbe?.(`every slot used (${maxRunning} × ${fillLen}-token prompts): ${await kv()} KV cells held`)
-    for (const len of [128, 512, longest].filter((l, i, a) => l <= longest && a.indexOf(l) === i))
+    for (const len of [128, 512, lengths.at(-1) as number].filter(
+      (l, i, a) => lengths.includes(l) && a.indexOf(l) === i,
+    ))
       await prefillProbe(len, 'every slot used')
     for (const c of [1, 4, 16].filter((x) => x <= maxRunning)) await decodeProbe(c, DECODE_PROMPT, 'every slot used')
   }
-  // what a simulated worker and this client add to the same prefills by themselves: a worker run with the profile
-  // adds it again on top of the base the fit finds (left in, the calibrated simulator read TTFT p50 +10 to +19 %
-  // high on held-out loads, the ~3 ms that HTTP, the client and the worker's own work add, counted twice)
-  const overheads = new Map<number, number>()
-  await withZeroCostWorker(opts.workDir, async (url) => {
-    for (const p of prefill) {
-      if (!overheads.has(p.prompt_tokens))
-        overheads.set(p.prompt_tokens, await prefillTtft(url, p.prompt_tokens, false))
-      p.overhead_ms = overheads.get(p.prompt_tokens) as number
-    }
-  })
-  opts.onProbe?.(
-    `simulator and client overhead on this machine, taken off each prefill: ${[...overheads.values()]
-      .map((v) => v.toFixed(2))
-      .join(', ')} ms`,
-  )
+  // the probes with every slot used repeat lengths already measured: each takes the overhead its length had
+  for (const p of prefill) p.overhead_ms = overheads.get(p.prompt_tokens) ?? p.overhead_ms
   // attention grows with the context each token attends to: L tokens from nothing cost L²/2 token-contexts
   const pf = fitNonNegative(
     prefill.map((p) => [1, p.prompt_tokens, (p.prompt_tokens * p.prompt_tokens) / 2]),
