@@ -1,7 +1,7 @@
 import { workloadDifferences } from '../summarise/workload-differences.ts'
 import type { ChangePoint } from './change-points.ts'
 import { environmentKey, type HistoryView, type RecordedRun, workloadFingerprint } from './history-store.ts'
-import { type Decisive, higherIsWorse, judgeSeries, MIN_RUNS } from './judge-series.ts'
+import { type Decisive, higherIsWorse, judgeSeries, MIN_RUNS, type MinEffect } from './judge-series.ts'
 
 export { higherIsWorse, MIN_RUNS }
 
@@ -64,7 +64,7 @@ export function checkHistory(
     anyEnvironment?: boolean
     alpha?: number
     /** The smallest relative change that counts: for every metric, or per metric name ('*' for the rest). @default 0.05 */
-    minEffect?: number | Readonly<Record<string, number>>
+    minEffect?: MinEffect
   } = {},
 ): HistoryCheck {
   const metrics = options.metrics?.length ? options.metrics : DEFAULT_METRICS
@@ -77,16 +77,12 @@ export function checkHistory(
       const values = store.metric(metric, runs)
       const series = runs.flatMap((r, i) => (values[i] === undefined ? [] : [{ run: r, value: values[i] as number }]))
       if (series.length === 0) continue
-      const minEffect =
-        typeof options.minEffect === 'number'
-          ? options.minEffect
-          : (options.minEffect?.[metric] ?? options.minEffect?.['*'])
       const judged = judgeSeries(
         metric,
         series.map((s) => s.value),
         {
           ...(options.alpha === undefined ? {} : { alpha: options.alpha }),
-          ...(minEffect === undefined ? {} : { minEffect }),
+          ...(options.minEffect === undefined ? {} : { minEffect: options.minEffect }),
         },
       )
       changes.push(...judged.changes.map((c) => change(metric, workload, c, series[c.index]?.run as RecordedRun)))

@@ -43,11 +43,14 @@ export interface SeriesJudgement {
   decisive?: Decisive
 }
 
+/** The smallest relative change that counts: for every metric, or per metric name ('*' for the rest). */
+export type MinEffect = number | Readonly<Record<string, number>>
+
 export interface JudgeOptions {
   /** E-divisive's permutation test level. @default 0.01 */
   alpha?: number
   /** The smallest relative change that is a regression or an improvement. @default 0.05 */
-  minEffect?: number
+  minEffect?: MinEffect
 }
 
 /**
@@ -59,7 +62,8 @@ export interface JudgeOptions {
  */
 export function judgeSeries(metric: string, values: readonly number[], options: JudgeOptions = {}): SeriesJudgement {
   if (values.length < MIN_RUNS) return { verdict: 'not enough history', changes: [] }
-  const minEffect = options.minEffect ?? DEFAULT_MIN_EFFECT
+  const m = options.minEffect
+  const minEffect = (typeof m === 'number' ? m : (m?.[metric] ?? m?.['*'])) ?? DEFAULT_MIN_EFFECT
   const changes = changePoints(values, options.alpha === undefined ? {} : { alpha: options.alpha })
   const newest = newestShift(metric, values, changes, minEffect)
   if (newest?.kind === 'regression') return { verdict: 'regression', changes, decisive: newest }

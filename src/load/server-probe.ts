@@ -7,7 +7,13 @@ const PROBE_TIMEOUT_MS = 2000
 const limit = (ms: number, signal: AbortSignal | undefined): AbortSignal =>
   signal === undefined ? AbortSignal.timeout(ms) : AbortSignal.any([AbortSignal.timeout(ms), signal])
 
-async function getJson(pool: Dispatcher, path: string, signal: AbortSignal | undefined): Promise<unknown> {
+/** GET `path`, its body read by `read` on a 200; undefined on any other answer, an error or the time limit. */
+async function get<T>(
+  pool: Dispatcher,
+  path: string,
+  signal: AbortSignal | undefined,
+  read: (body: Dispatcher.ResponseData['body']) => Promise<T>,
+): Promise<T | undefined> {
   try {
     const res = await pool.request({
       path,
@@ -20,11 +26,14 @@ async function getJson(pool: Dispatcher, path: string, signal: AbortSignal | und
       await res.body.dump()
       return undefined
     }
-    return await res.body.json()
+    return await read(res.body)
   } catch {
     return undefined
   }
 }
+
+const getJson = (pool: Dispatcher, path: string, signal: AbortSignal | undefined): Promise<unknown> =>
+  get(pool, path, signal, (body) => body.json())
 
 /** The server's version and the settings that explain its numbers, from /server_info or /get_server_info. */
 export async function probeServerInfo(
@@ -96,28 +105,14 @@ const CACHE_USAGE = [
 
 /** The server's cache state from its /metrics, or undefined where it exposes neither figure. */
 export async function probeCacheState(pool: Dispatcher, signal?: AbortSignal): Promise<CacheState | undefined> {
-  let text: string
-  try {
-    const res = await pool.request({
-      path: '/metrics',
-      method: 'GET',
-      headersTimeout: PROBE_TIMEOUT_MS,
-      bodyTimeout: PROBE_TIMEOUT_MS,
-      signal: limit(PROBE_TIMEOUT_MS, signal),
-    })
-    if (res.statusCode !== 200) {
-      await res.body.dump()
-      return undefined
-    }
-    text = await res.body.text()
-  } catch {
-    return undefined
-  }
-  // one sample a family (a worker of one rank): the first line of each name, summed over label sets
+  const text = await get(pool, '/metrics', signal, (body) => body.text())
+  if (text === undefined) return undefined
+  const lines = text.split('\n')
+  // the first family of `names` the server exposes, its samples summed over their label sets (ranks, models)
   const read = (names: readonly string[]): number | null => {
     for (const name of names) {
       let sum: number | undefined
-      for (const line of text.split('\n')) {
+      for (const line of lines) {
         if (!line.startsWith(name) || !/^[\s{]/u.test(line.slice(name.length))) continue
         const v = Number(line.slice(line.lastIndexOf(' ') + 1))
         if (Number.isFinite(v) && v >= 0) sum = (sum ?? 0) + v

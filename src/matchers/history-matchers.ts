@@ -11,7 +11,7 @@ import {
   unknownMetrics,
   workloadFingerprint,
 } from '../history/history-store.ts'
-import { judgeSeries, MIN_RUNS } from '../history/judge-series.ts'
+import { judgeSeries, MIN_RUNS, type MinEffect } from '../history/judge-series.ts'
 import { openHistory } from '../history/open-history.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { RecordTable } from '../record/record-table.ts'
@@ -30,7 +30,7 @@ export interface NotRegressOptions {
   /** Compare with runs on another server version too. @default false */
   anyEnvironment?: boolean
   /** The smallest relative change that fails, for every metric or per metric. @default 0.05 */
-  minEffect?: number | Readonly<Record<string, number>>
+  minEffect?: MinEffect
 }
 
 /**
@@ -101,11 +101,10 @@ function judge(
         continue
       }
       series.push({ dir: run.files?.json?.replace(/\/summary\.json$/u, '') ?? 'this run', value: now })
-      const minEffect = typeof options.minEffect === 'number' ? options.minEffect : options.minEffect?.[metric]
       const judged = judgeSeries(
         metric,
         series.map((s) => s.value),
-        minEffect === undefined ? {} : { minEffect },
+        options.minEffect === undefined ? {} : { minEffect: options.minEffect },
       )
       if (judged.verdict === 'not enough history') {
         verdicts.push(verdict('note', `${metric} (not enough history)`))
