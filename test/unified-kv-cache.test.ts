@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
+import { tableStepMs } from '../src/sim/worker/step-table.ts'
 import { cacheStateDifference } from '../src/summarise/cache-state.ts'
 import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
@@ -98,4 +99,76 @@ test('--kv-cache-tokens is refused for a profile whose KV cache frees a finished
   const r = await cli(['sim-server', '--kv-cache-tokens', '1000', '--port', '0'])
   expect(r.exitCode).not.toBe(0)
   expect(r.stderr).toMatch(/--kv-cache-tokens: the profile llama-3\.1-8b-h100 has SGLang's paged KV cache/u)
+})
+
+test('a profile with a measured step table: a used server’s prefill takes what the table says at the cells held, plus choosing a slot among the idle ones', async () => {
+  // rows no line through two terms fits: 512 tokens cost 10 ms empty and 210 ms with 40k cells held
+  const table = {
+    prefill: [
+      {
+        size: 512,
+        points: [
+          [0, 10],
+          [40_000, 210],
+        ],
+      },
+      {
+        size: 2048,
+        points: [
+          [0, 30],
+          [40_000, 400],
+        ],
+      },
+    ],
+    decode: [
+      {
+        size: 1,
+        points: [
+          [0, 3],
+          [40_000, 9],
+        ],
+      },
+    ],
+  } as const
+  const SELECT = 1e-6
+  const dir = tmp()
+  const profile = join(dir, 'profile.json')
+  writeFileSync(
+    profile,
+    JSON.stringify({ ...PROFILE, unifiedKv: { ...PROFILE.unifiedKv, table, slotSelectPerTokenCellMs: SELECT } }),
+  )
+  const held = 24_000
+  const worker = await startSimWorker(
+    ['--profile', profile, '--speed', '2', '--kv-cache-tokens', String(held)],
+    'kv-table',
+  )
+  try {
+    const run = await benchRequests(worker, {
+      users: 1,
+      requests: 5,
+      dataset: { kind: 'random', inputLen: L, outputLen: 1, rangeRatio: 1 },
+      metricsIntervalMs: 0,
+      outDir: tmp(),
+    })
+    // request i: the idle slots' caches compared with its prompt, then the least recently used slot freed and the
+    // 512-token row read at the cells the others hold plus its own
+    const slots = PROFILE.maxRunningRequests
+    const retained = Array.from({ length: slots }, (_, s) => Math.floor(held / slots) + (s < held % slots ? 1 : 0))
+    const ttfts: number[] = []
+    for (let i = 0; i < 5; i++) {
+      const choosing = SELECT * L * retained.reduce((a, b) => a + b, 0)
+      retained[i] = 0
+      const cells = retained.reduce((a, b) => a + b, 0) + L
+      ttfts.push((tableStepMs(table.prefill as never, L, cells) + choosing) / 2)
+      retained[i] = L
+    }
+    const predicted = ttfts.sort((a, b) => a - b)[2] as number
+    const measured = run.summary.metrics.ttft?.p50 as number
+    // ~70 ms a prefill at speed 2 (at speed 10 the worker's own milliseconds were a fifth of it); the profile's
+    // terms alone say ~1.2 s, and without the slot choice it reads ~0.92 of this
+    expect(measured / predicted).toBeGreaterThan(0.95)
+    expect(measured / predicted).toBeLessThan(1.12)
+  } finally {
+    await worker.stop()
+  }
 })

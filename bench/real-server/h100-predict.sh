@@ -10,7 +10,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -20,13 +20,23 @@ fi
 export PATH=/tmp/w:$PATH
 [ -d "$repo/node_modules/undici" ] || tar xJf "$repo/.device/node_modules.tar.xz" -C "$repo"
 llama=$repo/.llama
+if [ ! -x "$llama/build/bin/llama-server" ] && ls "$repo"/.device/llama-bin.tar.xz.* >/dev/null 2>&1; then
+  # a build an earlier call sent back (static, sm_90): 3.5 minutes of GPU time saved a call
+  mkdir -p "$llama/build/bin" "$llama/src"
+  cat "$repo"/.device/llama-bin.tar.xz.* | tar xJf - -C "$llama/build/bin"
+  tar xJf "$repo/.device/llama-src.tar.xz" -C "$llama/src"  # gguf-py (the model writer) at least
+fi
 if [ ! -x "$llama/build/bin/llama-server" ]; then
   start=$(date +%s)
   mkdir -p "$llama/src" && tar xJf "$repo/.device/llama-src.tar.xz" -C "$llama/src"
   (cd "$llama/src" && cmake -B "$llama/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
-    -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 && cmake --build "$llama/build" --target llama-server -j16 \
-    >>"$out/build.log" 2>&1)
+    -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
+    cmake --build "$llama/build" --target llama-server -j16 >>"$out/build.log" 2>&1)
   echo "llama-server built in $(($(date +%s) - start)) s"
+  # sent back in 15 MB parts: put them in .device/ and the next calls skip the build
+  strip "$llama/build/bin/llama-server" || true
+  tar cf - -C "$llama/build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/llama-bin.tar.xz."
+  ls -la "$out"/llama-bin.tar.xz.*
 fi
 if [ ! -f "$llama/model.gguf" ]; then
   PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" "$llama/model.gguf" \
@@ -62,6 +72,15 @@ fresh | used)
     2>&1 | tee "$out/$step.log"
   cp /tmp/w/$step/$step-table.md /tmp/w/$step/$step-rows.json "$out/"
   tar czf "$out/$step-runs.tgz" --exclude='*.html' -C /tmp/w "$step"
+  ;;
+explore)
+  # what the server does with a step, in its own words (probe-llamacpp.py); --slot-save-path lets it empty slots
+  mkdir -p /tmp/w/slots
+  "${server[@]}" --port 8080 --slot-save-path /tmp/w/slots >"$out/llama-server.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+  python3 "$repo/bench/real-server/probe-llamacpp.py" http://127.0.0.1:8080 64 "$out/explore.jsonl"
   ;;
 history)
   # issue 44's series, each run on a freshly started server as a CI job meets it: 10 as configured, then 3 with one

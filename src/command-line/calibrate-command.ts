@@ -44,8 +44,10 @@ Measures a real server (SGLang, vLLM, llama.cpp's server) with a designed experi
 step-time model to it: isolated prefills at several prompt lengths (TTFT = base + per-token · tokens), decode at
 several concurrencies and two context lengths (TPOT = base + per-sequence · c + per-context-token · c · context),
 the limits from /server_info or /props. Against llama.cpp's server (started with --metrics), whose unified KV cache
-keeps idle slots' contexts and attends over them, it probes the server as found and again with every slot used,
-and fits the cost per token per cell held (its /metrics kv_cache_tokens): a used server is several times slower.
+keeps idle slots' contexts and attends over them, it probes the server as found and again with every slot holding
+256 and 1,024 tokens (prefills pinned to slot 0, so the cells held are what it put there) and keeps the step times
+measured, by the batch's tokens and the cells held (its /metrics kv_cache_tokens), for the simulator to read: a used
+server is several times slower.
 Probing takes 3–6 minutes on a GPU server (--budget-s bounds it). Writes profile.json for \`sim-server --profile profile.json\` and
 topologies' \`sim: { profile }\`. With --validate it then runs held-out Poisson loads (a workload and rates the
 fit never saw) on the server and on the calibrated simulator, prints measured vs predicted TTFT and TPOT p50/p90
@@ -125,6 +127,20 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
         `${profile.unifiedKv.prefillPerTokenCellMs} ms (prompt) / ${profile.unifiedKv.decodePerTokenCellMs} ms ` +
         `(stream); the server holds ` +
         `${profile.calibration.kv_cache_tokens_at_end} now (sim-server --kv-cache-tokens N starts in that state)`,
+    )
+  const select = profile.unifiedKv?.slotSelectPerTokenCellMs
+  if (select !== undefined)
+    say(
+      `choosing a slot (llama.cpp compares each prompt with every idle slot's cache): ${select} ms per prompt token ` +
+        'per token held, on the loop that steps the batches',
+    )
+  const table = profile.unifiedKv?.table
+  if (table !== undefined)
+    say(
+      `step table (what the simulator reads): prefill rows ${table.prefill.map((r) => r.size).join(', ')} tokens, ` +
+        `decode rows ${table.decode.map((r) => r.size).join(', ')} streams, each at ` +
+        `${Math.max(0, ...table.prefill.map((r) => r.points.length))} occupancies up to ` +
+        `${Math.max(0, ...table.prefill.flatMap((r) => r.points.map((p) => p[0])))} cells`,
     )
   say(
     `limits: ${Object.entries(profile.calibration.limits)

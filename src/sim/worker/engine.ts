@@ -3,6 +3,7 @@ import { epochNowMs } from '../../common/clock.ts'
 import { PrefixCache } from './prefix-cache.ts'
 import type { SpeedProfile } from './profiles.ts'
 import type { SimRequest } from './sim-request.ts'
+import { tableStepMs } from './step-table.ts'
 import type { WorkerMetrics } from './worker-metrics.ts'
 
 export interface EngineConfig {
@@ -50,6 +51,8 @@ export class SimEngine {
   readonly #slots: Slot[] = []
   readonly #slotOf = new Map<SimRequest, Slot>()
   #slotClock = 0
+  /** The server loop's own work since the last step (llama.cpp's slot choice), which delays the next one. */
+  #loopMs = 0
 
   constructor(cfg: EngineConfig, metrics?: WorkerMetrics) {
     this.#cfg = cfg
@@ -152,7 +155,8 @@ export class SimEngine {
         this.#metrics?.observeQueueTime(startEpoch - req.waitEntryEpoch)
       }
     }
-    const durationMs = this.#stepMs(prefill, decode) / this.#cfg.speed
+    const durationMs = (this.#stepMs(prefill, decode) + this.#loopMs) / this.#cfg.speed
+    this.#loopMs = 0
     const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
     this.#virtualEndMs = virtualStart + durationMs
     // a timer waits a whole millisecond at least: a step the timeline says is already due (the timeline is behind,
@@ -170,6 +174,11 @@ export class SimEngine {
       // every token attends over every occupied cell, this step's own included (llama.cpp's n_kv)
       const cells = this.usedTokens + tokens + decode.length
       const u = p.unifiedKv
+      // a prompt's tokens and the streams' share one batch: the step costs what one of that many tokens measured
+      if (u.table !== undefined)
+        return prefill.length === 0
+          ? tableStepMs(u.table.decode, decode.length, cells)
+          : tableStepMs(u.table.prefill, tokens + decode.length, cells)
       const decoding = p.decodePerSeqMs * decode.length + u.decodePerTokenCellMs * decode.length * cells
       if (prefill.length === 0) return p.decodeBaseMs + u.decodePerCellMs * cells + decoding
       return (
@@ -306,6 +315,12 @@ export class SimEngine {
     let lru: Slot | undefined
     for (const s of this.#slots) if (!s.busy && (lru === undefined || s.lastUsed < lru.lastUsed)) lru = s
     if (lru === undefined) return
+    const perTokenCell = this.#cfg.profile.unifiedKv?.slotSelectPerTokenCellMs ?? 0
+    if (perTokenCell > 0) {
+      // every idle slot's cache compared with the prompt before the slot is chosen
+      const cached = this.#slots.reduce((acc, s) => acc + (s.busy ? 0 : s.retained), 0)
+      this.#loopMs += perTokenCell * req.promptIds.length * cached
+    }
     lru.busy = true
     lru.retained = 0
     lru.lastUsed = ++this.#slotClock

@@ -4,6 +4,10 @@ import { PROFILES, type SpeedProfile } from './profiles.ts'
 
 const ms = z.number().nonnegative()
 const count = z.int().positive()
+const stepRow = z.strictObject({
+  size: count,
+  points: z.array(z.tuple([z.number().nonnegative(), ms])).min(1),
+})
 
 /** A profile as `vitest-llm-perf calibrate` writes it (profile.json). */
 const profileFileSchema = z.object({
@@ -17,7 +21,14 @@ const profileFileSchema = z.object({
   decodePerSeqMs: ms,
   decodePerCtxTokenMs: ms,
   unifiedKv: z
-    .strictObject({ prefillPerCellMs: ms, prefillPerTokenCellMs: ms, decodePerCellMs: ms, decodePerTokenCellMs: ms })
+    .strictObject({
+      prefillPerCellMs: ms,
+      prefillPerTokenCellMs: ms,
+      decodePerCellMs: ms,
+      decodePerTokenCellMs: ms,
+      table: z.strictObject({ prefill: z.array(stepRow).min(1), decode: z.array(stepRow).min(1) }).optional(),
+      slotSelectPerTokenCellMs: ms.optional(),
+    })
     .optional(),
   maxRunningRequests: count,
   maxTotalTokens: count,

@@ -17,6 +17,7 @@
  * 70B TP4: 35.3 GB per GPU → 14 ms (+2 ms all-reduce); KV 82 kB/token/GPU → 3.3e-5 ms;
  *     141 GFLOP/token / (4 · 989 · 0.55) = 0.065 ms per prefill token.
  */
+import type { StepTable } from './step-table.ts'
 export interface SpeedProfile {
   name: string
   description: string
@@ -72,6 +73,17 @@ export interface UnifiedKv {
   prefillPerTokenCellMs: number
   decodePerCellMs: number
   decodePerTokenCellMs: number
+  /**
+   * The step times measured by what the step held, which the simulator reads where present (the terms above are
+   * the fit, kept to compare): `vitest-llm-perf calibrate` writes it for llama.cpp.
+   */
+  table?: StepTable
+  /**
+   * What choosing a slot costs the server's loop, per prompt token per token cached in idle slots: llama.cpp compares
+   * each new prompt with every idle slot's cache (its longest common substring, a loop over both, slot_prompt_similarity
+   * 0.5 by default) before the next batch, so on a used server every arrival holds up every stream.
+   */
+  slotSelectPerTokenCellMs?: number
 }
 
 export const PROFILES: Readonly<Record<string, SpeedProfile>> = {

@@ -1,0 +1,53 @@
+import { expect, test } from 'vitest'
+import { type StepRow, tableStepMs } from './step-table.ts'
+
+// rows as the H100 measured them (llama.cpp, prompt_ms of one prefill in slot 0, the others' cells held)
+const prefill: StepRow[] = [
+  {
+    size: 512,
+    points: [
+      [512, 14.05],
+      [16_640, 87.12],
+      [65_024, 330.7],
+    ],
+  },
+  {
+    size: 2048,
+    points: [
+      [2048, 51.39],
+      [18_176, 279],
+      [66_560, 891.1],
+    ],
+  },
+]
+
+test('a measured point reads back as measured', () => {
+  expect(tableStepMs(prefill, 512, 16_640)).toBeCloseTo(87.12, 6)
+  expect(tableStepMs(prefill, 2048, 66_560)).toBeCloseTo(891.1, 6)
+})
+
+test('between rows and occupancies: the lines between the measurements', () => {
+  // halfway between 16,640 and 65,024 cells on the 512 row
+  expect(tableStepMs(prefill, 512, 40_832)).toBeCloseTo((87.12 + 330.7) / 2, 6)
+  // 1280 tokens: halfway between the rows, each read at the cells asked
+  const mid = tableStepMs(prefill, 1280, 16_640)
+  const at2048 = 51.39 + ((279 - 51.39) * (16_640 - 2048)) / (18_176 - 2048)
+  expect(mid).toBeCloseTo((87.12 + at2048) / 2, 6)
+})
+
+test('past the measurements: along the last segment; below them, no cheaper than the emptiest', () => {
+  const slope = (330.7 - 87.12) / (65_024 - 16_640)
+  expect(tableStepMs(prefill, 512, 100_000)).toBeCloseTo(330.7 + slope * (100_000 - 65_024), 6)
+  expect(tableStepMs(prefill, 512, 0)).toBeCloseTo(14.05, 6)
+  // fewer tokens than the first row: the first row's time
+  expect(tableStepMs(prefill, 100, 16_640)).toBeCloseTo(87.12, 6)
+  // more tokens than the last row: the line through the last two rows
+  const at4096 = tableStepMs(prefill, 4096, 66_560)
+  const at512 = tableStepMs(prefill, 512, 66_560)
+  expect(at4096).toBeCloseTo(891.1 + ((891.1 - at512) / 1536) * 2048, 6)
+})
+
+test('no rows, no cost; one point, flat', () => {
+  expect(tableStepMs([], 10, 10)).toBe(0)
+  expect(tableStepMs([{ size: 8, points: [[100, 5]] }], 64, 1e6)).toBe(5)
+})

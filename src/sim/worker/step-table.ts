@@ -1,0 +1,54 @@
+/**
+ * A step's time as measured, by what the step holds, where no line through the origin says it: llama.cpp's step
+ * cost per token per KV cell halves once a batch spans several of its 512-token micro-batches (the CPU builds the
+ * next one's attention mask while the GPU runs this one: on the H100, a 512-token prefill with 65k cells held took
+ * 331 ms and a 2048-token one 891, not 4 × 331), which no sum of terms fitted to both gets right. So the calibration
+ * keeps what it measured: rows by the tokens in the batch (or the streams decoding), each a line through the
+ * occupancies it was measured at, interpolated between, extrapolated along the last segment (as Vidur's profiles
+ * and vllm-vcr's replays read measured step times instead of a formula).
+ */
+export interface StepTable {
+  /** Steps with prompt tokens: the batch's tokens (a decoding stream's one included) → [cells held, ms] measured. */
+  prefill: StepRow[]
+  /** Steps of streams alone: the streams → [cells held, ms]. */
+  decode: StepRow[]
+}
+
+export interface StepRow {
+  /** The tokens in the batch (prefill) or the streams decoding (decode). */
+  size: number
+  /** [KV cells held during the step, its ms], one per occupancy measured. */
+  points: Array<[number, number]>
+}
+
+/** The step's ms: the rows either side of `size` read at `cells`, and the line between them. */
+export function tableStepMs(rows: readonly StepRow[], size: number, cells: number): number {
+  if (rows.length === 0) return 0
+  const sorted = [...rows].sort((a, b) => a.size - b.size)
+  const first = sorted[0] as StepRow
+  if (size <= first.size || sorted.length === 1) return atCells(first, cells)
+  let i = sorted.findIndex((r) => r.size >= size)
+  // past the largest row: along the last segment, as a longer batch costs per token what the last ones did
+  if (i < 0) i = sorted.length - 1
+  const lo = sorted[i - 1] as StepRow
+  const hi = sorted[i] as StepRow
+  return Math.max(0, lerp(lo.size, atCells(lo, cells), hi.size, atCells(hi, cells), size))
+}
+
+function atCells(row: StepRow, cells: number): number {
+  const pts = [...row.points].sort((a, b) => a[0] - b[0])
+  const first = pts[0]
+  if (first === undefined) return 0
+  if (pts.length === 1) return first[1]
+  let i = pts.findIndex((p) => p[0] >= cells)
+  if (i < 0) i = pts.length - 1
+  if (i === 0) i = 1
+  const [x0, y0] = pts[i - 1] as [number, number]
+  const [x1, y1] = pts[i] as [number, number]
+  // fewer cells than the emptiest measurement: no cheaper than it (a step does not get faster than an empty cache)
+  if (cells < x0) return y0
+  return Math.max(0, lerp(x0, y0, x1, y1, cells))
+}
+
+const lerp = (x0: number, y0: number, x1: number, y1: number, x: number): number =>
+  x1 === x0 ? y1 : y0 + ((y1 - y0) * (x - x0)) / (x1 - x0)
