@@ -145,6 +145,32 @@ test('30 runs with seeds 1…30 at one speed then 10 at 0.85 of it: one workload
   } finally {
     store.close()
   }
+  // `run --history-db`: the run joins the series and is judged at once, as history check judges it; the series
+  // regressed at the 31st run and this run is as slow, so it fails, saying where
+  const w = await startSimWorker(['--speed', '3.4'], 'history-cli-run')
+  try {
+    const r = await cli(
+      [
+        'run',
+        w.url,
+        '--rate',
+        '100',
+        '--requests',
+        '24',
+        '--input-len',
+        '64',
+        '--output-len',
+        '16',
+        '--seed',
+        '99',
+      ].concat(['--metrics-interval-ms', '0', '--out-dir', tmp(), '--history-db', db]),
+    )
+    expect(r.stdout, r.all).toMatch(/\nhistory:\n/u)
+    expect(r.stdout).toMatch(/✗ tpot\.p50 \(workload \w+, 41 runs\): regression at run (29|30|31|32|33) /u)
+    expect(r.exitCode, r.all).toBe(1)
+  } finally {
+    await w.stop()
+  }
 }, 300_000)
 
 test('the gate judges the newest run: 40 runs of one workload checked after each from the 6th raise no alarm, and the first run on a 2× slower server fails, named', async () => {
@@ -344,7 +370,9 @@ describe.skipIf(noPostgres !== undefined)('history in PostgreSQL (--db postgres:
           pg.url,
         ]),
       )
-      expect(cliRun.exitCode, cliRun.all).toBe(0)
+      // it joins the regressed series and is judged at once against PostgreSQL: it fails as history check would
+      expect(cliRun.stdout, cliRun.all).toMatch(/✗ tpot\.p50 \(workload \w+, 41 runs\): regression at run 3\d /u)
+      expect(cliRun.exitCode, cliRun.all).toBe(1)
       const recorded = readFileSync(join(outDir, 'summary.json'), 'utf8')
       expect(recorded).toContain('postgres://perf:')
       expect(recorded).not.toContain('llm-perf-secret-pw')

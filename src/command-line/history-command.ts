@@ -3,6 +3,7 @@ import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
 import { checkHistory, DEFAULT_METRICS } from '../history/check-history.ts'
+import { checkLines } from '../history/check-lines.ts'
 import { gitLabels } from '../history/git-labels.ts'
 import { historyHtml } from '../history/history-html.ts'
 import { DEFAULT_HISTORY_DB, unknownMetrics } from '../history/history-store.ts'
@@ -66,8 +67,6 @@ Examples:
   npx vitest-llm-perf history record .vitest/llm-perf/runs/* --label gpu=h100
   npx vitest-llm-perf history check --metric ttft.p99 --metric tpot.p50
   npx vitest-llm-perf history check --db "$LLM_PERF_HISTORY_URL"     # postgres://ci:…@db.internal/perf`
-
-const pValue = (p: number): string => (p < 0.001 ? p.toExponential(1) : p.toFixed(3))
 
 /** `--min-effect 5%` for every metric, `--min-effect tpot.p50=2%` for one; fractions (0.05) too. */
 function minEffectFlags(texts: readonly string[], problems: string[]): number | Record<string, number> | undefined {
@@ -134,18 +133,7 @@ export async function historyCommand(argv: string[]): Promise<number> {
       })
       if (values.json === true) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`)
       else {
-        const pct = (r: number): string =>
-          Number.isFinite(r) ? `${r >= 0 ? '+' : ''}${(r * 100).toFixed(1)} %` : 'from 0'
-        const lines = result.verdicts.map((v) => {
-          const c = v.newest
-          const head = `${v.verdict === 'regression' ? '✗' : v.verdict === 'improvement' ? '✓' : '·'} ${v.metric} (workload ${v.workload}, ${v.runs} runs): ${v.verdict}`
-          return c === undefined
-            ? head
-            : `${head} at run ${c.position} (${c.run}${c.labels['commit'] === undefined ? '' : `, commit ${c.labels['commit'].slice(0, 10)}`}): ` +
-                `${c.before.toFixed(3)} → ${c.after.toFixed(3)} (${pct(c.relative)}), p = ${pValue(c.pValue)}, ` +
-                `found by ${c.by === 'newest runs' ? 'the newest runs against the runs since the last change' : 'a change point in the series'}`
-        })
-        if (result.note !== undefined) lines.push(`· ${result.note}`)
+        const lines = checkLines(result)
         process.stdout.write(
           `${redact(lines.length === 0 ? `no recorded run reports ${(values.metric ?? DEFAULT_METRICS).join(', ')}` : lines.join('\n'))}\n`,
         )

@@ -1,7 +1,9 @@
+import { dirname } from 'node:path'
 import { findCapacity } from '../capacity/find-capacity.ts'
 import { sweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { redact } from '../common/redact.ts'
+import { judgeRecordedRuns } from '../history/judge-recorded-runs.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import { capacityCurve } from '../matchers/capacity-matchers.ts'
 import { formatEvaluation } from '../matchers/format-slo.ts'
@@ -190,12 +192,17 @@ async function runOnce(
     detail = detail === '' ? dead : `${dead}\n${detail}`
     reportVerdicts(run, verdicts, undefined)
   }
+  // recorded in the history: judged against its series at once, as `history check` would, and a regression fails
+  const history = await historyVerdict([dirname(run.files.csv)], options.history)
+  if (history?.regression === true) code = 1
   if (values.json === true) out(JSON.stringify(run.summary, null, 2))
   else
     out(
-      `${table([run], [verdicts])}\n${headline(run)}\n${detail === '' ? '' : `\n${detail}\n`}\nreport: ${run.files.html}\n` +
+      `${table([run], [verdicts])}\n${headline(run)}\n${detail === '' ? '' : `\n${detail}\n`}` +
+        `${history === undefined ? '' : `\nhistory:\n${history.lines.join('\n')}\n`}\nreport: ${run.files.html}\n` +
         `requests.csv: ${run.files.csv}`,
     )
+  if (history !== undefined && values.json === true) process.stderr.write(`${history.lines.join('\n')}\n`)
   if (dead !== undefined && values.json === true) process.stderr.write(`${redact(dead)}\n`)
   return code
 }
@@ -270,10 +277,34 @@ async function sweepOnce(
       : result.largestPassing === null
         ? '\n✗ no point met the SLO\n'
         : `\n✓ largest point that met the SLO: ${result.largestPassing}${unit}\n`
+  // each point recorded in the history joins its own series (a rate is part of the workload): each is judged
+  const history = await historyVerdict(
+    runs.map((r) => dirname(r.files.csv)),
+    (options as { history?: Parameters<typeof historyVerdict>[1] }).history,
+  )
   if (values.json === true) out(JSON.stringify(result, null, 2))
-  else out(`${table(runs, verdicts)}${judged}\nsweep.html: ${result.files.html}\nsweep.json: ${result.files.json}`)
-  // with an SLO, a sweep fails when no point met it (a sweep's job is to find where it stops holding)
-  return options.slo !== undefined && result.largestPassing === null ? 1 : 0
+  else
+    out(
+      `${table(runs, verdicts)}${judged}${history === undefined ? '' : `\nhistory:\n${history.lines.join('\n')}\n`}` +
+        `\nsweep.html: ${result.files.html}\nsweep.json: ${result.files.json}`,
+    )
+  if (history !== undefined && values.json === true) process.stderr.write(`${history.lines.join('\n')}\n`)
+  // with an SLO, a sweep fails when no point met it (a sweep's job is to find where it stops holding); a point that
+  // regressed against its history fails it too
+  return (options.slo !== undefined && result.largestPassing === null) || history?.regression === true ? 1 : 0
+}
+
+/** With --history: what the history says of the series the runs joined (undefined without it). */
+async function historyVerdict(
+  dirs: string[],
+  history: boolean | { db?: string | undefined } | undefined,
+): Promise<{ lines: string[]; regression: boolean } | undefined> {
+  if (history === undefined || history === false) return undefined
+  const judged = await judgeRecordedRuns(dirs, history === true ? {} : history)
+  return {
+    lines: judged.lines.length === 0 ? ['· not recorded: an invalid run stays out of the history'] : judged.lines,
+    regression: judged.regression,
+  }
 }
 
 /** `vitest-llm-perf capacity URL --slo … [search flags]`. */

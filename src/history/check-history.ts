@@ -65,10 +65,14 @@ export function checkHistory(
     alpha?: number
     /** The smallest relative change that counts: for every metric, or per metric name ('*' for the rest). @default 0.05 */
     minEffect?: MinEffect
+    /** Only the series this run (its folder, as recorded) belongs to: what `run --history` judges after a run. */
+    run?: string
   } = {},
 ): HistoryCheck {
   const metrics = options.metrics?.length ? options.metrics : DEFAULT_METRICS
-  const groups = seriesGroups(store, options)
+  const all = seriesGroups(store, options)
+  const groups =
+    options.run === undefined ? all : new Map([...all].filter(([, runs]) => runs.some((r) => r.dir === options.run)))
   const verdicts: MetricVerdict[] = []
   const changes: Change[] = []
   for (const runs of groups.values()) {
