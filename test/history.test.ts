@@ -241,6 +241,53 @@ test('runs that do not group say why instead of a silent "not enough history"', 
   expect(typo.stderr).toMatch(/the history records no "ttft\.p999" \(did you mean ttft\.p99\?\)/u)
   const effect = await cli(['history', 'check', '--db', db, '--min-effect', 'lots'])
   expect(effect.stderr).toMatch(/--min-effect: expected a change such as 5% or tpot\.p50=2%, got "lots"/u)
+  // a mistyped --db is not an empty history that passes: nothing is created, and it says so
+  const missing = join(tmp(), 'nested', 'histroy.sqlite')
+  const noDb = await cli(['history', 'check', '--db', missing])
+  expect(noDb.exitCode).toBe(1)
+  expect(noDb.stderr).toContain(`--db: no history at ${missing}`)
+  expect(existsSync(join(missing, '..'))).toBe(false)
+  expect((await cli(['history', 'report', '--db', missing, '--out', join(tmp(), 'h.html')])).exitCode).toBe(1)
+  // a branch no run was recorded on names the branches there are
+  const branch = await cli(['history', 'check', '--db', db, '--branch', 'mian'])
+  expect(branch.exitCode).toBe(1)
+  expect(branch.stderr).toMatch(/--branch: no run in .* was recorded on "mian"; its runs' branches: /u)
+})
+
+test('values no run measures are refused by name, the other folders recorded; a lone surrogate is stored as text any database takes', async () => {
+  const [a, b] = await runFolders()
+  const db = join(tmp(), 'history.sqlite')
+  const edit = (dir: string, change: (summary: Record<string, any>) => void): string => {
+    const copy = tmp()
+    cpSync(dir, copy, { recursive: true })
+    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
+    change(summary)
+    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
+    return copy
+  }
+  const huge = edit(a as string, (s) => {
+    s.metrics.tpot.p50 = 1e308
+    s.metrics.ttft.p99 = -3
+  })
+  // JSON text's own escape: what a server's /server_info can put in the summary
+  const surrogate = edit(b as string, (s) => {
+    s.server_info = { ...(s.server_info ?? {}), model_path: 'model-\ud800' }
+  })
+  const r = await cli(['history', 'record', huge, surrogate, '--db', db])
+  expect(r.exitCode, r.all).toBe(1)
+  expect(r.stdout).toMatch(/recorded 1 run in/u)
+  expect(r.stderr).toMatch(/✗ .*: not recorded, its summary holds what no run measures: /u)
+  expect(r.stderr).toMatch(/ttft\.p99 = -3/u)
+  expect(r.stderr).toMatch(/tpot\.p50 = 1e\+308/u)
+  const { DatabaseSync } = await import('node:sqlite')
+  const sqlite = new DatabaseSync(db, { readOnly: true })
+  try {
+    const { summary } = sqlite.prepare('SELECT summary FROM runs').get() as { summary: string }
+    expect(summary).not.toMatch(/\\ud800/u)
+    expect(JSON.parse(summary).server_info.model_path).toBe('model-\ufffd')
+  } finally {
+    sqlite.close()
+  }
 })
 
 test('a runner whose clock is 24.5 minutes behind does not hide its regression: the series is in the order recorded', async () => {

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
@@ -8,6 +9,7 @@ import { gitLabels } from '../history/git-labels.ts'
 import { historyHtml } from '../history/history-html.ts'
 import { DEFAULT_HISTORY_DB, unknownMetrics } from '../history/history-store.ts'
 import { openHistory } from '../history/open-history.ts'
+import { isPostgresUrl } from '../history/postgres-history.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
 import { type Flags, flagHelp, parseFlags } from './flags.ts'
 
@@ -68,6 +70,15 @@ Examples:
   npx vitest-llm-perf history check --metric ttft.p99 --metric tpot.p50
   npx vitest-llm-perf history check --db "$LLM_PERF_HISTORY_URL"     # postgres://ci:…@db.internal/perf`
 
+/**
+ * Reading a SQLite history that is not there is a mistyped --db: opening it would create an empty database (and its
+ * folders) and pass having judged nothing. PostgreSQL's is the server's to say.
+ */
+function missingHistory(db: string): string[] {
+  if (isPostgresUrl(db) || existsSync(db)) return []
+  return [`--db: no history at ${resolve(db)} (history record, or --history on a run, creates one)`]
+}
+
 /** `--min-effect 5%` for every metric, `--min-effect tpot.p50=2%` for one; fractions (0.05) too. */
 function minEffectFlags(texts: readonly string[], problems: string[]): number | Record<string, number> | undefined {
   let all: number | undefined
@@ -106,13 +117,22 @@ export async function historyCommand(argv: string[]): Promise<number> {
     const store = await openHistory(db)
     try {
       let added = 0
+      const refused: string[] = []
       for (const dir of positionals)
-        if (await store.record(await readRunFolder(resolve(dir), 'record'), labels)) added++
+        try {
+          if (await store.record(await readRunFolder(resolve(dir), 'record'), labels)) added++
+        } catch (err) {
+          // one impossible folder is said and the others recorded: `history record runs/*` loses no good run to it
+          if ((err as { code?: string }).code !== 'LLMPERF_HISTORY_VALUE') throw err
+          refused.push((err as Error).message)
+        }
+      const already = positionals.length - added - refused.length
       process.stdout.write(
         `recorded ${added} run${added === 1 ? '' : 's'}` +
-          `${positionals.length > added ? ` (${positionals.length - added} already there)` : ''} in ${store.path}\n`,
+          `${already > 0 ? ` (${already} already there)` : ''} in ${store.path}\n`,
       )
-      return 0
+      if (refused.length > 0) process.stderr.write(`${refused.map((r) => `✗ ${r}`).join('\n')}\n`)
+      return refused.length > 0 ? 1 : 0
     } finally {
       await store.close()
     }
@@ -121,10 +141,16 @@ export async function historyCommand(argv: string[]): Promise<number> {
     const problems: string[] = []
     if (positionals.length > 0) problems.push(`unexpected arguments: ${positionals.join(' ')}`)
     const minEffect = minEffectFlags(values['min-effect'] ?? [], problems)
-    problems.push(...unknownMetrics(values.metric ?? []))
+    problems.push(...unknownMetrics(values.metric ?? []), ...missingHistory(db))
     if (problems.length > 0) throw new InvalidOptionError('history check', problems)
     const store = await openHistory(db)
     try {
+      const branches = new Set(store.runs().map((r) => r.labels['branch'] ?? '(none)'))
+      if (values.branch !== undefined && !branches.has(values.branch))
+        throw new InvalidOptionError('history check', [
+          `--branch: no run in ${store.path} was recorded on ${JSON.stringify(values.branch)}; its runs' branches: ` +
+            `${[...branches].sort().join(', ') || 'none (no run recorded)'}`,
+        ])
       const result = checkHistory(store, {
         ...(minEffect === undefined ? {} : { minEffect }),
         ...(values.metric === undefined ? {} : { metrics: values.metric }),
@@ -144,7 +170,7 @@ export async function historyCommand(argv: string[]): Promise<number> {
     }
   }
   if (sub === 'report') {
-    const bad = unknownMetrics(values.metric ?? [])
+    const bad = [...unknownMetrics(values.metric ?? []), ...missingHistory(db)]
     if (bad.length > 0) throw new InvalidOptionError('history report', bad)
     const out = resolve(values.out ?? 'history.html')
     const store = await openHistory(db)

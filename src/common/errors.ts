@@ -12,6 +12,7 @@ export type LlmPerfErrorCode =
   | 'LLMPERF_WRITE'
   | 'LLMPERF_TOO_LARGE'
   | 'LLMPERF_CALIBRATION'
+  | 'LLMPERF_HISTORY_VALUE'
   /** a topology asked for that is not started, not known, or cannot do what was asked (fail an attached worker) */
   | 'LLMPERF_TOPOLOGY'
 

@@ -4,6 +4,7 @@ import { dirname, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { closest, distance } from 'fastest-levenshtein'
 import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
+import { LlmPerfError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
@@ -119,6 +120,13 @@ export interface HistoryRow {
   samples: Array<{ field: string; n: number; data: Uint8Array }>
 }
 
+const IMPOSSIBLE = 1e12
+/**
+ * Text as PostgreSQL's json takes it: a lone surrogate (a server's `model_path` of `\ud800`) is written by
+ * JSON.stringify as an escape PostgreSQL refuses, and one such row made every later read of a shared history fail.
+ */
+const wellFormed = (_key: string, v: unknown): unknown => (typeof v === 'string' ? v.toWellFormed() : v)
+
 /** The rows a run becomes in either database. */
 export function historyRow(
   f: { dir: string; summary: BenchSummary; table: RecordTable },
@@ -136,6 +144,15 @@ export function historyRow(
     if (typeof v === 'number') metrics.push([k, v])
   }
   if (s.goodput !== null && s.goodput !== undefined) metrics.push(['goodput', s.goodput.fraction])
+  // a duration, a rate or a fraction is never negative, and none comes near 1e12 (a hand-edited 1e308 overflowed the
+  // change-point search's sums to NaN and made a change every third run): refused, naming each
+  const impossible = metrics.filter(([, v]) => Number.isFinite(v) && (v < 0 || v >= IMPOSSIBLE))
+  if (impossible.length > 0)
+    throw new LlmPerfError(
+      'LLMPERF_HISTORY_VALUE',
+      `${f.dir}: not recorded, its summary holds what no run measures: ` +
+        `${impossible.map(([k, v]) => `${k} = ${v}`).join(', ')} (expected a value ≥ 0 and below 1e12)`,
+    )
   const samples: HistoryRow['samples'] = []
   for (const field of SAMPLED) {
     const values = Float32Array.from(f.table.known(field, { scale: MS_PER_S }))
@@ -146,10 +163,10 @@ export function historyRow(
     dir: f.dir,
     startedAt: s.started_at,
     fingerprint: workloadFingerprint(s.options),
-    environment: JSON.stringify(environmentOf(s)),
-    labels: JSON.stringify(labels),
+    environment: JSON.stringify(environmentOf(s), wellFormed),
+    labels: JSON.stringify(labels, wellFormed),
     // a database is a file too: what summary.json would mask is masked here (a key echoed in an option's text)
-    summary: JSON.stringify(redactDeep({ ...s, ttft_source: s.ttft_source ?? null })),
+    summary: JSON.stringify(redactDeep({ ...s, ttft_source: s.ttft_source ?? null }), wellFormed),
     metrics: metrics.filter(([, v]) => Number.isFinite(v)),
     samples,
   }
