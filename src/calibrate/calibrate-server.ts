@@ -113,6 +113,37 @@ const LLAMACPP_BATCH = 2048
 /** Each decode probe's output: long enough that its users' prefills are a small share of their decode time. */
 const DECODE_OUTPUT = 128
 const DECODE_PROMPT = 128
+/** The largest limit a server can state and be believed: more slots or tokens than any machine holds is an error. */
+const MAX_LIMIT: Record<string, number> = {
+  maxRunningRequests: 100_000,
+  contextLength: 100_000_000,
+  maxTotalTokens: 1_000_000_000,
+  chunkedPrefillSize: 100_000_000,
+}
+/**
+ * A limit as the server stated it, where it can be one: SGLang reports chunked_prefill_size -1 (chunking off), and a
+ * server can say 0 slots, 2.5 or 1e12. Each of those is taken as not stated (the fallback), saying what was stated:
+ * believed, a -1 chunk ended the calibration in a TypeError after every decode probe, and 0 slots in a `users` error.
+ */
+export function statedLimit(
+  key: string,
+  stated: number | undefined,
+  fallback: number,
+  why: string,
+): { value: number; says: string } {
+  const possible =
+    stated !== undefined &&
+    Number.isInteger(stated) &&
+    stated > 0 &&
+    stated <= (MAX_LIMIT[key] ?? Number.POSITIVE_INFINITY)
+  if (possible) return { value: stated, says: `${stated} (stated by the server)` }
+  if (stated === undefined) return { value: fallback, says: `${fallback} (${why})` }
+  return {
+    value: fallback,
+    says: `${fallback} (the server stated ${stated}, which cannot be a limit: ${why.replace(/^not stated: /u, '')})`,
+  }
+}
+
 /** The step table's rows (llama.cpp): prompt lengths and streams probed at every occupancy. */
 const TABLE_LENGTHS = [32, 128, 256, 512, 1024, 2048]
 const TABLE_STREAMS = [1, 4, 16, 64]
@@ -197,9 +228,10 @@ async function calibrate(
   const info = (first.summary.server_info ?? {}) as Record<string, unknown>
   const num = (k: string): number | undefined => (typeof info[k] === 'number' ? (info[k] as number) : undefined)
   const limits: Record<string, string> = {}
-  const pick = (key: string, value: number | undefined, fallback: number, why: string): number => {
-    limits[key] = value === undefined ? `${fallback} (${why})` : `${value} (stated by the server)`
-    return value ?? fallback
+  const pick = (key: string, stated: number | undefined, fallback: number, why: string): number => {
+    const { value, says } = statedLimit(key, stated, fallback, why)
+    limits[key] = says
+    return value
   }
   const maxRunning = pick('maxRunningRequests', num('max_running_requests'), 64, 'not stated: assumed')
   const contextLength = pick('contextLength', num('context_length'), 8192, 'not stated: assumed')
