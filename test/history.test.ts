@@ -254,6 +254,33 @@ test('runs that do not group say why instead of a silent "not enough history"', 
   expect(branch.stderr).toMatch(/--branch: no run in .* was recorded on "mian"; its runs' branches: /u)
 })
 
+test('a history that cannot be written ends no sweep: every point runs, sweep.json is written, each failure is said', async () => {
+  const w = await startSimWorker(['--speed', '4'], 'history-unwritable')
+  try {
+    const out = tmp()
+    // a folder where the database file should be: SQLite cannot open it
+    const db = tmp()
+    const r = await cli(
+      ['sweep', w.url, '--rates', '20,40', '--requests', '10', '--input-len', '32', '--output-len', '8'].concat([
+        '--metrics-interval-ms',
+        '0',
+        '--out-dir',
+        out,
+        '--history-db',
+        db,
+      ]),
+    )
+    expect(r.stderr.match(/this run was not recorded in the history: could not write /gu), r.all).toHaveLength(2)
+    const swept = JSON.parse(readFileSync(join(out, 'sweep.json'), 'utf8'))
+    expect(swept.points).toHaveLength(2)
+    // the gate could not judge what it could not record: not a pass, said in a line naming the database
+    expect(r.stdout).toContain(`✗ the history at ${db} could not be read, nothing was judged: `)
+    expect(r.exitCode, r.all).toBe(1)
+  } finally {
+    await w.stop()
+  }
+})
+
 test('values no run measures are refused by name, the other folders recorded; a lone surrogate is stored as text any database takes', async () => {
   const [a, b] = await runFolders()
   const db = join(tmp(), 'history.sqlite')

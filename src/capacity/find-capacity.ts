@@ -9,6 +9,7 @@ import { type Objective, requiredSamples } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { capacityHtml } from './capacity-html.ts'
 import { type CapacityOptions, type ResolvedSearch, validateCapacityOptions } from './capacity-options.ts'
+import { keepUnrecorded } from './keep-unrecorded.ts'
 import type { BenchFn, CapacityResult, CapacityStep } from './results.ts'
 import { backlogGrowth, fellBehind, judgeStep, overall, strain } from './step-verdict.ts'
 
@@ -28,7 +29,7 @@ const OVERLOAD_MARGIN_S = 10
 export async function findCapacity(
   target: BenchTarget,
   options: CapacityOptions,
-  bench: BenchFn = benchRequests,
+  bench: BenchFn = keepUnrecorded(benchRequests),
 ): Promise<CapacityResult> {
   const { search, objectives, bench: benchOptions } = validateCapacityOptions(options)
   const outDir = resolve(

@@ -11,6 +11,7 @@ import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { verdict } from '../summarise/verdict.ts'
+import { keepUnrecorded } from './keep-unrecorded.ts'
 import type { BenchFn, Percentiles, SweepPoint, SweepPoints, SweepResult } from './results.ts'
 import { backlogGrowth, fellBehind } from './step-verdict.ts'
 import { sweepHtml } from './sweep-html.ts'
@@ -108,7 +109,7 @@ export async function sweep(
   target: BenchTarget,
   points: SweepPoints,
   options: BenchOptions,
-  bench: BenchFn = benchRequests,
+  bench: BenchFn = keepUnrecorded(benchRequests),
 ): Promise<SweepResult> {
   checkPoints(points, options)
   const outDir = resolve(

@@ -1,9 +1,13 @@
 import { dirname } from 'node:path'
 import { findCapacity } from '../capacity/find-capacity.ts'
+import { keepUnrecorded } from '../capacity/keep-unrecorded.ts'
 import { sweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
+import { maskedUrl } from '../common/masked-url.ts'
 import { redact } from '../common/redact.ts'
+import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
 import { judgeRecordedRuns } from '../history/judge-recorded-runs.ts'
+import { isPostgresUrl } from '../history/postgres-history.ts'
 import { benchRequests } from '../load/bench-requests.ts'
 import { capacityCurve } from '../matchers/capacity-matchers.ts'
 import { formatEvaluation } from '../matchers/format-slo.ts'
@@ -265,7 +269,7 @@ async function sweepOnce(
       : { concurrencies: concurrencies ?? [] }
   const runs: BenchRun[] = []
   const result = await sweep({ url }, points, { ...options, onProgress: progress(values) }, async (t, o) => {
-    const run = await benchRequests(t, { ...o, quiet: true })
+    const run = await keepUnrecorded(benchRequests)(t, { ...o, quiet: true })
     runs.push(run)
     return run
   })
@@ -300,7 +304,18 @@ async function historyVerdict(
   history: boolean | { db?: string | undefined } | undefined,
 ): Promise<{ lines: string[]; regression: boolean } | undefined> {
   if (history === undefined || history === false) return undefined
-  const judged = await judgeRecordedRuns(dirs, history === true ? {} : history)
+  let judged: Awaited<ReturnType<typeof judgeRecordedRuns>>
+  try {
+    judged = await judgeRecordedRuns(dirs, history === true ? {} : history)
+  } catch (err) {
+    // a history that cannot be opened judged nothing: that fails, said in one line, not as a stack
+    const db = history === true || history.db === undefined ? DEFAULT_HISTORY_DB : history.db
+    const where = isPostgresUrl(db) ? maskedUrl(db) : db
+    return {
+      lines: [`✗ the history at ${where} could not be read, nothing was judged: ${(err as Error).message}`],
+      regression: true,
+    }
+  }
   return {
     lines: judged.lines.length === 0 ? ['· not recorded: an invalid run stays out of the history'] : judged.lines,
     regression: judged.regression,

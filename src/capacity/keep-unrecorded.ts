@@ -1,0 +1,31 @@
+import { ArtifactWriteError } from '../common/artifact-file.ts'
+import { redact } from '../common/redact.ts'
+import type { BenchOptions } from '../executors/bench-options-schema.ts'
+import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
+import type { BenchTarget } from '../load/bench-target.ts'
+import type { BenchRun } from '../summarise/bench-run.ts'
+
+type BenchFn = (target: BenchTarget, options: BenchOptions) => Promise<BenchRun>
+
+/**
+ * A search's or a sweep's runs, each kept when only its recording in the history failed: the run's own files are
+ * written and its rows whole, so the search goes on with it and the failure is said once a run (a PostgreSQL blip
+ * mid-search ended an hours-long search, and a sweep after its first point with no sweep.json).
+ */
+export function keepUnrecorded(bench: BenchFn): BenchFn {
+  return async (target, options) => {
+    try {
+      return await bench(target, options)
+    } catch (err) {
+      if (!(err instanceof ArtifactWriteError) || err.run === undefined || !isHistory(err.path, options)) throw err
+      process.stderr.write(redact(`vitest-llm-perf: this run was not recorded in the history: ${err.message}\n`))
+      return err.run as BenchRun
+    }
+  }
+}
+
+function isHistory(path: string, options: BenchOptions): boolean {
+  const h = (options as { history?: boolean | { db?: string } }).history
+  if (h === undefined || h === false) return false
+  return path === (h === true || h.db === undefined ? DEFAULT_HISTORY_DB : h.db)
+}
