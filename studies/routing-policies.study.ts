@@ -14,7 +14,7 @@ const dataset = {
   outputLen: 16,
 } as const
 
-test('routing policies: cache_aware wins on cache hits with shared prefixes, and on p99 TTFT over random', async ({
+test('routing policies: cache_aware wins on cache hits with shared prefixes, and on TTFT p90 over random', async ({
   topology,
   benchRequests,
 }) => {
@@ -37,6 +37,7 @@ test('routing policies: cache_aware wins on cache hits with shared prefixes, and
     rows.push({
       policy,
       cache_hit_rate: run.summary.cache_hit_rate as number,
+      ttft_p90: run.summary.metrics.ttft?.p90 as number,
       ttft_p99: run.summary.metrics.ttft?.p99 as number,
       prefill_p50: run.summary.metrics.prefill_time?.p50,
       per_worker: perWorker === null || perWorker === undefined ? 'not reported' : Object.values(perWorker).join('/'),
@@ -46,6 +47,7 @@ test('routing policies: cache_aware wins on cache hits with shared prefixes, and
     rows.map((r) => ({
       ...r,
       cache_hit_rate: Number(r.cache_hit_rate.toFixed(3)),
+      ttft_p90: Number(r.ttft_p90.toFixed(1)),
       ttft_p99: Number(r.ttft_p99.toFixed(1)),
       prefill_p50: r.prefill_p50 === undefined ? 'not reported' : Number(r.prefill_p50.toFixed(1)),
     })),
@@ -54,7 +56,9 @@ test('routing policies: cache_aware wins on cache hits with shared prefixes, and
   for (const other of others)
     expect(aware?.cache_hit_rate, `cache hit rate vs ${other.policy}`).toBeGreaterThan(other.cache_hit_rate)
   // at 40 req/s (speed 1) over four workers the cache's saving is a few ms of prefill, less than the TTFT tail's noise
-  // against round_robin's even spread (measured: 66–87 vs 79 ms); random's uneven spread costs far more (~170 ms)
+  // against round_robin's even spread; random's uneven spread (47/41/46/58 with its seed) costs more. Judged at the
+  // p90: the p99 is the 2nd-worst of 192, and one slow request put cache_aware's at 88.0 ms against random's 86.9 in
+  // a CI run (alone here, three runs: p99 50–54 vs 86–87, p90 28.6–30.4 vs 34.1–36.6)
   const random = rows.find((r) => r.policy === 'random')
-  expect(aware?.ttft_p99, 'p99 TTFT vs random').toBeLessThan(random?.ttft_p99 as number)
+  expect(aware?.ttft_p90, 'TTFT p90 vs random').toBeLessThan(random?.ttft_p90 as number)
 })

@@ -281,6 +281,45 @@ test('a history that cannot be written ends no sweep: every point runs, sweep.js
   }
 })
 
+test('capacity --history-db judges the steps that met the SLO, each against its rate’s series', async () => {
+  const w = await startSimWorker(['--speed', '4'], 'history-capacity')
+  try {
+    const db = join(tmp(), 'history.sqlite')
+    const r = await cli(
+      [
+        'capacity',
+        w.url,
+        '--slo',
+        'ttft.p50<5000',
+        '--min',
+        '8',
+        '--max',
+        '16',
+        '--step-duration-s',
+        '1',
+        '--no-confirm',
+      ].concat([
+        '--input-len',
+        '32',
+        '--output-len',
+        '8',
+        '--metrics-interval-ms',
+        '0',
+        '--out-dir',
+        tmp(),
+        '--history-db',
+        db,
+      ]),
+    )
+    expect(r.stdout, r.all).toMatch(
+      /history \(the steps that met the SLO\):\n· ttft\.p50 \(workload \w+, 1 runs\): not enough history/u,
+    )
+    expect(r.exitCode, r.all).toBe(0)
+  } finally {
+    await w.stop()
+  }
+})
+
 test('values no run measures are refused by name, the other folders recorded; a lone surrogate is stored as text any database takes', async () => {
   const [a, b] = await runFolders()
   const db = join(tmp(), 'history.sqlite')

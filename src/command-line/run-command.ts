@@ -304,6 +304,7 @@ async function historyVerdict(
   history: boolean | { db?: string | undefined } | undefined,
 ): Promise<{ lines: string[]; regression: boolean } | undefined> {
   if (history === undefined || history === false) return undefined
+  if (dirs.length === 0) return { lines: ['· nothing to judge: no step met the SLO'], regression: false }
   let judged: Awaited<ReturnType<typeof judgeRecordedRuns>>
   try {
     judged = await judgeRecordedRuns(dirs, history === true ? {} : history)
@@ -379,6 +380,13 @@ export async function capacityCommand(argv: string[]): Promise<number> {
     const pass = (sustain === undefined || result.capacity >= sustain) && held
     // a search that could not reach or judge the server found nothing: that is a failure, not a capacity of 0
     const broken = result.stoppedBy === 'unreachable' || result.stoppedBy === 'unjudgeable'
+    // each step is another rate, so another series: the steps that met the SLO (and the confirmation) are judged
+    // against their own; the overloaded ones say nothing a series can hold
+    const history = await historyVerdict(
+      [...result.steps.filter((s) => s.decision === 'pass').map((s) => s.dir), ...(c === undefined ? [] : [c.dir])],
+      (options as { history?: Parameters<typeof historyVerdict>[1] }).history,
+    )
+    if (history !== undefined && values.json === true) process.stderr.write(`${history.lines.join('\n')}\n`)
     if (values.json === true) out(JSON.stringify(result, null, 2))
     else
       out(
@@ -405,10 +413,11 @@ export async function capacityCommand(argv: string[]): Promise<number> {
                   ` · ${c.summary.achieved_rate?.toFixed(2) ?? '—'} sent/s, ${c.summary.request_throughput.toFixed(2)} done/s`,
               ]),
           ...(sustain === undefined ? [] : [`${pass ? '✓' : '✗'} sustains ${sustain} req/s`]),
+          ...(history === undefined ? [] : ['', 'history (the steps that met the SLO):', ...history.lines, '']),
           `capacity.html: ${result.files.html}`,
           `capacity.json: ${result.files.json}`,
         ].join('\n'),
       )
-    return pass && !broken && (result.complete || sustain === undefined) ? 0 : 1
+    return pass && !broken && (result.complete || sustain === undefined) && history?.regression !== true ? 0 : 1
   })
 }
