@@ -96,8 +96,8 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...TIMING, ...ALONE],
           // most tests wait on servers and sockets, not the CPU (one file at a time kept a 2-core machine ~30 %
-          // busy; CI's whole run used 59 % of its two cores with three at once): four files at once
-          maxWorkers: 4,
+          // busy): three files at once. Four saved 26 s of CI's 483 and failed worker-link's one-write test
+          maxWorkers: 3,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
