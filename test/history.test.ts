@@ -248,6 +248,13 @@ test('runs that do not group say why instead of a silent "not enough history"', 
   expect(noDb.stderr).toContain(`--db: no history at ${missing}`)
   expect(existsSync(join(missing, '..'))).toBe(false)
   expect((await cli(['history', 'report', '--db', missing, '--out', join(tmp(), 'h.html')])).exitCode).toBe(1)
+  // a file that is not a database: one line naming it and the driver's words, no stack
+  const garbage = join(tmp(), 'garbage.sqlite')
+  writeFileSync(garbage, 'not a database, '.repeat(512))
+  const bad = await cli(['history', 'check', '--db', garbage])
+  expect(bad.exitCode).toBe(1)
+  expect(bad.stderr).toMatch(new RegExp(`cannot open the history at ${garbage}: .*not a database`, 'u'))
+  expect(bad.stderr).not.toMatch(/\n\s+at /u)
   // a branch no run was recorded on names the branches there are
   const branch = await cli(['history', 'check', '--db', db, '--branch', 'mian'])
   expect(branch.exitCode).toBe(1)
@@ -315,6 +322,26 @@ test('capacity --history-db judges the steps that met the SLO, each against its 
       /history \(the steps that met the SLO\):\n· ttft\.p50 \(workload \w+, 1 runs\): not enough history/u,
     )
     expect(r.exitCode, r.all).toBe(0)
+  } finally {
+    await w.stop()
+  }
+})
+
+test('toNotRegress on a run its own limits call invalid does not pass: it says why, and the history left the run out', async () => {
+  const w = await startSimWorker(['--speed', '4'], 'history-invalid')
+  try {
+    const db = join(tmp(), 'history.sqlite')
+    // no dispatch is ever 1 µs late or less: the run's own limit makes it invalid
+    const run = await benchRequests(w, {
+      ...WORKLOAD,
+      outDir: tmp(),
+      validity: { maxDispatchLagMs: 0.001 },
+      history: { db },
+    })
+    expect(() => expect(run).toNotRegress({ metrics: ['tpot.p50'], db })).toThrow(
+      /Invalid run: the load generator fell behind: dispatch lag p99 [\d.]+ ms > 0\.001 ms.*It says nothing about the server and was not recorded in the history/su,
+    )
+    expect(existsSync(db)).toBe(false)
   } finally {
     await w.stop()
   }

@@ -13,6 +13,7 @@ export type LlmPerfErrorCode =
   | 'LLMPERF_TOO_LARGE'
   | 'LLMPERF_CALIBRATION'
   | 'LLMPERF_HISTORY_VALUE'
+  | 'LLMPERF_HISTORY'
   /** a topology asked for that is not started, not known, or cannot do what was asked (fail an attached worker) */
   | 'LLMPERF_TOPOLOGY'
 

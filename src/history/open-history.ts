@@ -1,5 +1,5 @@
-import { InvalidOptionError } from '../common/errors.ts'
-import { databaseUrlProblem, urlPassword } from '../common/masked-url.ts'
+import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
+import { databaseUrlProblem, maskedUrl, urlPassword } from '../common/masked-url.ts'
 import { addSecrets } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
@@ -15,9 +15,18 @@ export async function openHistory(db: string = DEFAULT_HISTORY_DB): Promise<Hist
     const problem = databaseUrlProblem(db)
     if (problem !== undefined) throw new InvalidOptionError('history database', [problem])
     addSecrets([urlPassword(db)])
-    return await PostgresHistory.open(db)
+    try {
+      return await PostgresHistory.open(db)
+    } catch (err) {
+      throw cannotOpen(maskedUrl(db), err)
+    }
   }
-  const store = new HistoryStore(db)
+  let store: HistoryStore
+  try {
+    store = new HistoryStore(db)
+  } catch (err) {
+    throw cannotOpen(db, err)
+  }
   return {
     path: store.path,
     runs: () => store.runs(),
@@ -27,6 +36,19 @@ export async function openHistory(db: string = DEFAULT_HISTORY_DB): Promise<Hist
     samples: async (run, field) => store.samples(run, field),
     close: async () => store.close(),
   }
+}
+
+/**
+ * A history that cannot be opened, said with the database and the driver's words and a code (a garbage file, a
+ * folder, a wrong password, a refused connection were raw stack traces naming no database).
+ */
+function cannotOpen(where: string, err: unknown): LlmPerfError {
+  const e = err as { code?: string; message?: string }
+  return new LlmPerfError(
+    'LLMPERF_HISTORY',
+    `cannot open the history at ${where}: ${e.code === undefined ? '' : `${e.code} `}${e.message ?? String(err)}`,
+    { cause: err },
+  )
 }
 
 /** Records one run into the history at `db`, opening and closing it: what benchRequests and perf tests call. */

@@ -1,5 +1,5 @@
 import type { MatcherResult, MatcherState, SyncMatcherResult } from 'vitest'
-import { InvalidOptionError } from '../common/errors.ts'
+import { InvalidOptionError, SloUnjudgeableError } from '../common/errors.ts'
 import {
   DEFAULT_HISTORY_DB,
   environmentKey,
@@ -15,9 +15,10 @@ import { judgeSeries, MIN_RUNS, type MinEffect } from '../history/judge-series.t
 import { openHistory } from '../history/open-history.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { RecordTable } from '../record/record-table.ts'
+import { invalidRun } from '../slo/evaluate-slo.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { type Verdict, verdict } from '../summarise/verdict.ts'
-import { recordVerdicts } from './report-verdicts.ts'
+import { recordVerdicts, reportVerdicts } from './report-verdicts.ts'
 
 export interface NotRegressOptions {
   /** Figures as the history names them: `ttft.p99`, `tpot.p50`, `output_token_throughput`. */
@@ -49,6 +50,17 @@ export function toNotRegress(this: MatcherState, received: unknown, options: Not
   const unknown = unknownMetrics(options.metrics)
   if (unknown.length > 0) throw new InvalidOptionError('toNotRegress metrics', unknown)
   const judged = run as Partial<BenchRun> & Pick<BenchRun, 'summary'>
+  // a run its own limits call invalid says nothing about the server (the history left it out): not a pass
+  const invalid = invalidRun(judged.summary)
+  if (invalid !== undefined) {
+    if (judged.files?.json !== undefined)
+      reportVerdicts(judged as BenchRun, [verdict('invalid', invalid)], this.currentTestName)
+    const hint = this.utils.matcherHint('.toNotRegress', 'run', 'history', { isNot: this.isNot })
+    throw new SloUnjudgeableError(
+      `${hint}\n\nInvalid run: ${invalid}. It says nothing about the server and was not recorded in the history; ` +
+        'lower the rate, cap maxInFlight, or raise the limit.',
+    )
+  }
   const db = options.db ?? DEFAULT_HISTORY_DB
   if (isPostgresUrl(db))
     return openHistory(db).then(async (store) => {
