@@ -75,6 +75,7 @@ export function checkHistory(
     options.run === undefined ? all : new Map([...all].filter(([, runs]) => runs.some((r) => r.dir === options.run)))
   const verdicts: MetricVerdict[] = []
   const changes: Change[] = []
+  const windows: string[] = []
   for (const runs of groups.values()) {
     const workload = (runs[0] as RecordedRun).fingerprint
     for (const metric of metrics) {
@@ -90,6 +91,8 @@ export function checkHistory(
         },
       )
       changes.push(...judged.changes.map((c) => change(metric, workload, c, series[c.index]?.run as RecordedRun)))
+      if (judged.window !== undefined)
+        windows.push(`${metric}: the newest ${judged.window.runs} of ${judged.window.of} runs judged`)
       const d = judged.decisive
       verdicts.push({
         metric,
@@ -104,10 +107,13 @@ export function checkHistory(
       })
     }
   }
-  const note =
-    groups.size > 1 && verdicts.length > 0 && verdicts.every((v) => v.verdict === 'not enough history')
-      ? ungrouped(store, [...groups.values()])
-      : undefined
+  const notes = [
+    ...(groups.size > 1 && verdicts.length > 0 && verdicts.every((v) => v.verdict === 'not enough history')
+      ? [ungrouped(store, [...groups.values()])]
+      : []),
+    ...(windows.length > 0 ? [`a series longer than is judged: ${windows.join('; ')}`] : []),
+  ]
+  const note = notes.length === 0 ? undefined : notes.join('\n· ')
   return {
     verdicts,
     regressions: verdicts.flatMap((v) => (v.verdict === 'regression' && v.newest !== undefined ? [v.newest] : [])),

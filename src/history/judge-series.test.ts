@@ -40,3 +40,17 @@ test('a change under the minimum effect is no change, however real; a throughput
   })
   expect(judgeSeries('ttft.p50', drop).verdict).toBe('improvement')
 })
+
+test('10,000 runs: the newest 1,000 are judged, and a change among them is placed in the whole series', () => {
+  const r = new SeededRandom(11)
+  // +20 % at run 9,701 (index 9,700) with 2 % noise; 300 runs since, so E-divisive places it, not the newest runs
+  const values = [...runs(r, 9700, 10, 0.02), ...runs(r, 300, 12, 0.02)]
+  const judged = judgeSeries('tpot.p50', values)
+  expect(judged.window).toEqual({ from: 9000, runs: 1000, of: 10_000 })
+  expect(judged.verdict).toBe('regression')
+  expect(judged.decisive?.by).toBe('change point')
+  expect(Math.abs((judged.decisive?.index as number) - 9700)).toBeLessThanOrEqual(2)
+  // a newest run far off is judged as in a short series
+  const spike = judgeSeries('tpot.p50', [...values, 30])
+  expect(spike.decisive).toMatchObject({ index: 10_000, by: 'newest runs', kind: 'regression' })
+})
