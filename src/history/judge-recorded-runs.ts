@@ -1,5 +1,6 @@
-import { checkHistory } from './check-history.ts'
+import { checkHistory, type HistoryCheck } from './check-history.ts'
 import { checkLines } from './check-lines.ts'
+import type { MinEffect } from './judge-series.ts'
 import { openHistory } from './open-history.ts'
 
 /**
@@ -11,11 +12,13 @@ import { openHistory } from './open-history.ts'
 export async function judgeRecordedRuns(
   dirs: readonly string[],
   history: { db?: string | undefined },
-): Promise<{ lines: string[]; regression: boolean }> {
+  options: { minEffect?: MinEffect } = {},
+): Promise<{ lines: string[]; regression: boolean; checks: HistoryCheck[] }> {
   const store = await openHistory(history.db)
   try {
-    const checks = dirs.map((run) => checkHistory(store, { run }))
+    const checks = dirs.map((run) => checkHistory(store, { run, ...options }))
     return {
+      checks,
       lines: checks.flatMap(checkLines),
       regression: checks.some((c) => c.regressions.length > 0),
     }

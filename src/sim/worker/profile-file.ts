@@ -1,7 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { z } from 'zod'
 import { PROFILES, type SpeedProfile } from './profiles.ts'
-import { sortedStepTable } from './step-table.ts'
 
 const ms = z.number().nonnegative()
 const count = z.int().positive()
@@ -27,10 +26,7 @@ const profileFileSchema = z.object({
       prefillPerTokenCellMs: ms,
       decodePerCellMs: ms,
       decodePerTokenCellMs: ms,
-      table: z
-        .strictObject({ prefill: z.array(stepRow).min(1), decode: z.array(stepRow).min(1) })
-        .transform(sortedStepTable)
-        .optional(),
+      table: z.strictObject({ prefill: z.array(stepRow).min(1), decode: z.array(stepRow).min(1) }).optional(),
       slotSelectPerTokenCellMs: ms.optional(),
     })
     .optional(),
