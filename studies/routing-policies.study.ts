@@ -3,18 +3,19 @@ import { expect } from 'vitest'
 import { startRouter, test } from 'vitest-llm-perf'
 
 // cache_aware vs round_robin vs random vs power_of_two — sglang_router's own policies — over the same four
-// workers, on a shared-prefix workload.
+// workers, on a shared-prefix workload of many groups with few prompts each: a policy blind to the cache sends a
+// group's next prompt to a worker that has not seen its 1,500-token prefix, and prefills all of it again.
 const POLICIES = ['cache_aware', 'round_robin', 'random', 'power_of_two'] as const
 const dataset = {
   kind: 'shared-prefix',
-  groups: 16,
-  promptsPerGroup: 12,
+  groups: 48,
+  promptsPerGroup: 4,
   systemPromptLen: 1500,
   questionLen: 40,
   outputLen: 16,
 } as const
 
-test('routing policies: cache_aware wins on cache hits with shared prefixes, and on TTFT p90 over random', async ({
+test('routing policies: cache_aware wins on cache hits with shared prefixes, and on TTFT p50 over every other policy', async ({
   topology,
   benchRequests,
 }) => {
@@ -37,6 +38,7 @@ test('routing policies: cache_aware wins on cache hits with shared prefixes, and
     rows.push({
       policy,
       cache_hit_rate: run.summary.cache_hit_rate as number,
+      ttft_p50: run.summary.metrics.ttft?.p50 as number,
       ttft_p90: run.summary.metrics.ttft?.p90 as number,
       ttft_p99: run.summary.metrics.ttft?.p99 as number,
       prefill_p50: run.summary.metrics.prefill_time?.p50,
@@ -47,18 +49,19 @@ test('routing policies: cache_aware wins on cache hits with shared prefixes, and
     rows.map((r) => ({
       ...r,
       cache_hit_rate: Number(r.cache_hit_rate.toFixed(3)),
+      ttft_p50: Number(r.ttft_p50.toFixed(1)),
       ttft_p90: Number(r.ttft_p90.toFixed(1)),
       ttft_p99: Number(r.ttft_p99.toFixed(1)),
       prefill_p50: r.prefill_p50 === undefined ? 'not reported' : Number(r.prefill_p50.toFixed(1)),
     })),
   )
   const [aware, ...others] = rows
-  for (const other of others)
+  for (const other of others) {
     expect(aware?.cache_hit_rate, `cache hit rate vs ${other.policy}`).toBeGreaterThan(other.cache_hit_rate)
-  // at 40 req/s (speed 1) over four workers the cache's saving is a few ms of prefill, less than the TTFT tail's noise
-  // against round_robin's even spread; random's uneven spread (47/41/46/58 with its seed) costs more. Judged at the
-  // p90: the p99 is the 2nd-worst of 192, and one slow request put cache_aware's at 88.0 ms against random's 86.9 in
-  // a CI run (alone here, three runs: p99 50–54 vs 86–87, p90 28.6–30.4 vs 34.1–36.6)
-  const random = rows.find((r) => r.policy === 'random')
-  expect(aware?.ttft_p90, 'TTFT p90 vs random').toBeLessThan(random?.ttft_p90 as number)
+    // 48 groups of 4 prompts: cache_aware misses a group's prefix once, the others about three times in four, and a
+    // miss prefills 1,540 tokens where a hit prefills 40 — TTFT p50 9.2 ms against 29.6–30.5 (hit rate 73 % against
+    // 31–35 %) on this machine. Judged with room (0.6×) at the p50, which a few slow requests do not move: with 12
+    // prompts a group the saving was a few ms, and one CI run's p90 put cache_aware behind random.
+    expect(aware?.ttft_p50, `TTFT p50 vs ${other.policy}`).toBeLessThan(0.6 * other.ttft_p50)
+  }
 })

@@ -98,6 +98,10 @@ test('calibrate refuses what it cannot use before it sends anything', async () =
     '--budget-s=-3',
     '--validate-slo',
     'ttft<5',
+    '--validate-rates',
+    '0.01,4',
+    '--point-s',
+    '10',
     '--out',
     tmpdir(),
   ])
@@ -106,6 +110,11 @@ test('calibrate refuses what it cannot use before it sends anything', async () =
   expect(r.stderr).toContain('--api: expected generate, completions or chat, got "grpc"')
   expect(r.stderr).toContain('--budget-s: expected a positive number, got "-3"')
   expect(r.stderr).toContain('--validate-slo: ttft needs an aggregation')
+  // a held-out point lasts --point-s: 0.01 req/s would have sent its 20 requests over 33 minutes
+  expect(r.stderr).toContain(
+    '--validate-rates: 0.01 req/s sends 0 requests in a 10 s point, and a point needs 20 (2000 s at this rate)',
+  )
+  expect(r.stderr).not.toContain('4 req/s sends')
   // a profile path that is a folder is said before minutes of probing, not after them
   expect(r.stderr).toContain(`--out: expected a file to write the profile to, got the folder ${tmpdir()}`)
   const bad = await cli(['sim-server', '--profile', join(tmpdir(), 'no-such-profile.json')])

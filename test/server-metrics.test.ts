@@ -119,11 +119,14 @@ test.each([
   const { summary } = await run
   const behind = summary.server_metrics?.simulator_fell_behind_s ?? {}
   expect(behind[name]).toBeGreaterThan(0.3)
-  // the other process had its CPU throughout
-  for (const [other, s] of Object.entries(behind)) if (other !== name) expect(s).toBeLessThan(0.1)
+  // the other process was not frozen: behind by far less (0.18 s once on a CI machine busy with other test files,
+  // where an absolute 0.1 s failed), and named after the frozen one only where it too passed the limit
+  for (const [other, s] of Object.entries(behind))
+    if (other !== name) expect(s).toBeLessThan((behind[name] as number) / 2)
   expect(invalidRun(summary)).toMatch(
     new RegExp(
-      `^the simulator fell behind \\(its processes lacked the CPU, .*\\): ${name} \\d+ ms > \\d+ ms; give`,
+      `^the simulator fell behind \\(its processes lacked the CPU, .*\\): ([\\w-]+ \\d+ ms, )*${name} \\d+ ms` +
+        `(, [\\w-]+ \\d+ ms)* > \\d+ ms; give`,
       'u',
     ),
   )

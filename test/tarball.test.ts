@@ -61,6 +61,10 @@ test('from the tarball in a fresh project: every command has --help with example
     const judged = [...anyPace, '--max-simulator-behind-s', 'inf', '--slo', 'success_rate>0.99']
     const runA = await cli(['run', url, '--rate', '60', ...common, ...judged, '--out-dir', a])
     expect(runA.exitCode, runA.all).toBe(0)
+    // limits turned off are said where the CI log shows them, with the verdict the defaults would give
+    expect(runA.stdout).toMatch(
+      /\nwarnings:\n {2}! validity limits off \(maxDispatchLagMs, maxEventLoopDelayMs, maxReceiveBusy, maxSimulatorBehindS = Infinity\): (the default limits would also call this run valid|under the default limits this run is invalid: )/u,
+    )
     expect(existsSync(join(a, 'requests.csv'))).toBe(true)
     expect(JSON.parse(readFileSync(join(a, 'summary.json'), 'utf8')).options.validity).toEqual({
       maxDispatchLagMs: 'Infinity',

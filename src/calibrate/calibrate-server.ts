@@ -7,6 +7,7 @@ import { benchRequests } from '../load/bench-requests.ts'
 import { probeCacheState } from '../load/server-probe.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
+import { meaninglessFit } from './meaningless-fit.ts'
 import { startProfileWorker } from './profile-worker.ts'
 
 /** The simulator's step-time model and limits (src/sim/worker/profiles.ts), as profile.json holds them. */
@@ -46,6 +47,8 @@ export interface CalibratedProfile {
     server: Record<string, unknown>
     limits: Record<string, string>
     fit: {
+      /** What makes the fit say little: TTFT that did not rise with the prompt, residuals near the points' size. */
+      warnings?: string[]
       prefill: {
         /** `kv_cells`: what the server's KV cache held while the probe ran (its /metrics), where it says. */
         points: Array<{
@@ -462,6 +465,7 @@ async function calibrate(
   )
   const [decodeBase, decodePerSeq, decodePerCtx] = df.coef as [number, number, number]
   const u = unified ? { ...fitUnifiedKv(prefill, decode), table: stepTable(prefill, decode) } : undefined
+  const fitWarnings = meaninglessFit(prefill, u?.prefillFit ?? pf, decode, u?.decodeFit ?? df)
   const server = {
     // profiles are committed: the URL's credentials and query values are masked, not kept
     url: baseUrl(opts.url).display,
@@ -505,6 +509,7 @@ async function calibrate(
       server,
       limits,
       fit: {
+        ...(fitWarnings.length === 0 ? {} : { warnings: fitWarnings }),
         ...(slotChoice.length === 0 ? {} : { slot_choice: slotChoice }),
         prefill: {
           points: prefill,

@@ -58,6 +58,10 @@ export interface ValidateOptions {
 
 const VALIDATION_INPUT = 256
 const VALIDATION_OUTPUT = 96
+/** Seconds of load a held-out point lasts unless `pointS` says otherwise. */
+export const DEFAULT_POINT_S = 20
+/** The fewest requests a held-out point sends: its p90 is then the 2nd-highest of 20. */
+export const MIN_POINT_REQUESTS = 20
 
 /**
  * The held-out check: the same Poisson load — a workload and rates the fit never saw — on the real server and on
@@ -66,7 +70,7 @@ const VALIDATION_OUTPUT = 96
  */
 export async function validateProfile(opts: ValidateOptions): Promise<Validation> {
   const base = opts.profile.calibration.probe_throughput
-  const pointS = opts.pointS ?? 20
+  const pointS = opts.pointS ?? DEFAULT_POINT_S
   mkdirSync(opts.workDir, { recursive: true })
   // the simulated worker starts in the state the server is in: llama.cpp's idle slots keep their contexts, and a
   // used server is several times slower than a fresh one
@@ -118,7 +122,8 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
         : [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3))))
     const points: ValidationPoint[] = []
     for (const [i, rate] of rates.entries()) {
-      const requests = Math.max(20, Math.round(rate * pointS))
+      // the rates chosen here from the probes can be slow enough that a point lasts longer than pointS
+      const requests = Math.max(MIN_POINT_REQUESTS, Math.round(rate * pointS))
       const shared = { rate, requests, seed: 42 + i, promptNonce: nonce + i }
       // side by side: the same arrivals at the same moments, in half the time (the simulated worker's CPU is a few
       // per cent of a core at these rates)

@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, mkdirSync, mkdtempSync, statSync } f
 import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { calibrateServer } from '../calibrate/calibrate-server.ts'
-import { pct, validateProfile } from '../calibrate/validate-profile.ts'
+import { DEFAULT_POINT_S, MIN_POINT_REQUESTS, pct, validateProfile } from '../calibrate/validate-profile.ts'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { baseUrl } from '../common/base-url.ts'
 import { InvalidOptionError } from '../common/errors.ts'
@@ -80,6 +80,16 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const budgetS = number('budget-s', values['budget-s'])
   const pointS = number('point-s', values['point-s'])
   const rates = values['validate-rates']?.split(',').map((r) => number('validate-rates', r.trim()) as number)
+  // a point lasts --point-s: a rate too low to send a p90's worth of requests in it is said now, not found after a
+  // 33-minute point (0.01 req/s sent its 20 requests whatever --point-s said)
+  const seconds = pointS ?? DEFAULT_POINT_S
+  for (const r of rates ?? [])
+    if (r > 0 && r * seconds < MIN_POINT_REQUESTS)
+      problems.push(
+        `--validate-rates: ${r} req/s sends ${Math.floor(r * seconds)} requests in a ${seconds} s point, and a ` +
+          `point needs ${MIN_POINT_REQUESTS} (${Math.ceil(MIN_POINT_REQUESTS / r)} s at this rate): raise the rate ` +
+          'or --point-s',
+      )
   const sloTexts = values['validate-slo'] ?? []
   const slo = sloTexts.length === 0 ? undefined : sloFromFlags(sloTexts, 'validate-slo', problems)
   // the profile is written after minutes of probing: a path it cannot be written to is said now, not then
@@ -128,6 +138,8 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
         `(stream); the server holds ` +
         `${profile.calibration.kv_cache_tokens_at_end} now (sim-server --kv-cache-tokens N starts in that state)`,
     )
+  // a fit that says little is written (the probes are kept) but never silently
+  for (const w of fit.warnings ?? []) say(`⚠ ${w}`)
   const select = profile.unifiedKv?.slotSelectPerTokenCellMs
   if (select !== undefined)
     say(

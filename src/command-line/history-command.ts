@@ -11,6 +11,7 @@ import { DEFAULT_HISTORY_DB, unknownMetrics } from '../history/history-store.ts'
 import { openHistory } from '../history/open-history.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { readRunFolder } from '../load/run-folder-reader.ts'
+import { invalidRun } from '../slo/evaluate-slo.ts'
 import { type Flags, flagHelp, parseFlags } from './flags.ts'
 
 const HISTORY_FLAGS = {
@@ -21,7 +22,12 @@ const HISTORY_FLAGS = {
       `the SQLite file (default ${DEFAULT_HISTORY_DB}), or postgres://user:pass@host/db: a PostgreSQL database ` +
       'shared by CI runners (tables in schema llm_perf, created on first use)',
   },
-  label: { type: 'string', multiple: true, arg: 'k=v', help: 'record: a label of the runs (repeatable)' },
+  label: {
+    type: 'string',
+    multiple: true,
+    arg: 'k=v',
+    help: 'record: a label of the runs; check: only the runs labelled so (repeatable: gpu=h100 to judge one GPU)',
+  },
   metric: {
     type: 'string',
     multiple: true,
@@ -44,7 +50,8 @@ const HISTORY_FLAGS = {
 } as const satisfies Flags
 
 export const HISTORY_HELP = `vitest-llm-perf history record DIR... [--db DB] [--label k=v]...
-vitest-llm-perf history check [--db DB] [--metric ttft.p99]... [--branch NAME] [--any-environment] [--json]
+vitest-llm-perf history check [--db DB] [--metric ttft.p99]... [--branch NAME] [--label k=v]... [--any-environment]
+                              [--json]
 vitest-llm-perf history report [--db DB] [--metric ttft.p99]... [--out history.html]
 
 Performance history: every run in a database, regressions told from noise as change points.
@@ -99,6 +106,17 @@ function minEffectFlags(texts: readonly string[], problems: string[]): number | 
   return all === undefined ? per : { ...per, '*': all }
 }
 
+/** `--label k=v`, each: the labels, and a problem for each that is not one. */
+function labelFlags(flags: readonly string[] | undefined, problems: string[]): Record<string, string> {
+  const labels: Record<string, string> = {}
+  for (const l of flags ?? []) {
+    const at = l.indexOf('=')
+    if (at <= 0) problems.push(`--label: expected key=value, got ${JSON.stringify(l)}`)
+    else labels[l.slice(0, at)] = l.slice(at + 1)
+  }
+  return labels
+}
+
 /** `vitest-llm-perf history record|check …`: returns the exit code. */
 export async function historyCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv
@@ -107,30 +125,36 @@ export async function historyCommand(argv: string[]): Promise<number> {
   if (sub === 'record') {
     const problems: string[] = []
     if (positionals.length === 0) problems.push('expected one or more run folders to record')
-    const labels: Record<string, string> = gitLabels()
-    for (const l of values.label ?? []) {
-      const at = l.indexOf('=')
-      if (at <= 0) problems.push(`--label: expected key=value, got ${JSON.stringify(l)}`)
-      else labels[l.slice(0, at)] = l.slice(at + 1)
-    }
+    const labels: Record<string, string> = { ...gitLabels(), ...labelFlags(values.label, problems) }
     if (problems.length > 0) throw new InvalidOptionError('history record', problems)
     const store = await openHistory(db)
     try {
       let added = 0
       const refused: string[] = []
+      const invalid: string[] = []
       for (const dir of positionals)
         try {
-          if (await store.record(await readRunFolder(resolve(dir), 'record'), labels)) added++
+          const folder = await readRunFolder(resolve(dir), 'record')
+          // an invalid run says nothing about the server (the client or a simulator fell behind): kept out of every
+          // series, as a run recorded by benchRequests is; `runs/*` holding one still records the rest
+          const why = invalidRun(folder.summary)
+          if (why !== undefined) invalid.push(`${folder.dir}: not recorded, the run is invalid: ${why}`)
+          else if (await store.record(folder, labels)) added++
         } catch (err) {
           // one impossible folder is said and the others recorded: `history record runs/*` loses no good run to it
           if ((err as { code?: string }).code !== 'LLMPERF_HISTORY_VALUE') throw err
           refused.push((err as Error).message)
         }
-      const already = positionals.length - added - refused.length
+      const already = positionals.length - added - refused.length - invalid.length
+      const aside = [
+        ...(already > 0 ? [`${already} already there`] : []),
+        ...(invalid.length > 0 ? [`${invalid.length} invalid, left out`] : []),
+      ]
       process.stdout.write(
-        `recorded ${added} run${added === 1 ? '' : 's'}` +
-          `${already > 0 ? ` (${already} already there)` : ''} in ${store.path}\n`,
+        `recorded ${added} run${added === 1 ? '' : 's'}${aside.length > 0 ? ` (${aside.join(', ')})` : ''} ` +
+          `in ${store.path}\n`,
       )
+      if (invalid.length > 0) process.stderr.write(`${invalid.map((r) => `· ${r}`).join('\n')}\n`)
       if (refused.length > 0) process.stderr.write(`${refused.map((r) => `✗ ${r}`).join('\n')}\n`)
       return refused.length > 0 ? 1 : 0
     } finally {
@@ -142,8 +166,9 @@ export async function historyCommand(argv: string[]): Promise<number> {
     if (positionals.length > 0) problems.push(`unexpected arguments: ${positionals.join(' ')}`)
     const minEffect = minEffectFlags(values['min-effect'] ?? [], problems)
     problems.push(...unknownMetrics(values.metric ?? []), ...missingHistory(db))
+    const only = labelFlags(values.label, problems)
     if (problems.length > 0) throw new InvalidOptionError('history check', problems)
-    const store = await openHistory(db)
+    const store = await openHistory(db, { readOnly: true })
     try {
       const branches = new Set(store.runs().map((r) => r.labels['branch'] ?? '(none)'))
       if (values.branch !== undefined && !branches.has(values.branch))
@@ -151,7 +176,19 @@ export async function historyCommand(argv: string[]): Promise<number> {
           `--branch: no run in ${store.path} was recorded on ${JSON.stringify(values.branch)}; its runs' branches: ` +
             `${[...branches].sort().join(', ') || 'none (no run recorded)'}`,
         ])
+      // labels split nothing by themselves (a run's GPU is a label, not its workload): --label picks the runs judged
+      const unmatched = Object.entries(only).filter(([k, v]) => !store.runs().some((r) => r.labels[k] === v))
+      if (unmatched.length > 0)
+        throw new InvalidOptionError(
+          'history check',
+          unmatched.map(
+            ([k, v]) =>
+              `--label: no run in ${store.path} is labelled ${k}=${v}; its runs' values of ${k}: ` +
+              `${[...new Set(store.runs().flatMap((r) => (r.labels[k] === undefined ? [] : [r.labels[k]])))].sort().join(', ') || 'none'}`,
+          ),
+        )
       const result = checkHistory(store, {
+        ...(Object.keys(only).length === 0 ? {} : { labels: only }),
         ...(minEffect === undefined ? {} : { minEffect }),
         ...(values.metric === undefined ? {} : { metrics: values.metric }),
         ...(values.branch === undefined ? {} : { branch: values.branch }),
@@ -173,7 +210,7 @@ export async function historyCommand(argv: string[]): Promise<number> {
     const bad = [...unknownMetrics(values.metric ?? []), ...missingHistory(db)]
     if (bad.length > 0) throw new InvalidOptionError('history report', bad)
     const out = resolve(values.out ?? 'history.html')
-    const store = await openHistory(db)
+    const store = await openHistory(db, { readOnly: true })
     try {
       const metrics = values.metric ?? DEFAULT_METRICS
       const check = checkHistory(store, { metrics, anyEnvironment: values['any-environment'] === true })

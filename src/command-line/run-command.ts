@@ -134,7 +134,12 @@ async function interruptible(body: (signal: AbortSignal) => Promise<number>): Pr
     return INTERRUPTED_EXIT
   } catch (err) {
     if (stop.interrupted() === undefined) throw err
-    process.stderr.write(`interrupted by ${stop.interrupted()}: ${redact((err as Error).message)}\n`)
+    // the abort itself, thrown before a run began (prompts being built): said once, with what was left behind
+    const why =
+      err === stop.signal.reason
+        ? 'before any request was sent: no run was written'
+        : `: ${redact((err as Error).message)}`
+    process.stderr.write(`interrupted by ${stop.interrupted()}${why.startsWith(':') ? '' : ' '}${why}\n`)
     return INTERRUPTED_EXIT
   } finally {
     stop.dispose()
@@ -202,7 +207,7 @@ async function runOnce(
   if (values.json === true) out(JSON.stringify(run.summary, null, 2))
   else
     out(
-      `${table([run], [verdicts])}\n${headline(run)}\n${detail === '' ? '' : `\n${detail}\n`}` +
+      `${table([run], [verdicts])}\n${headline(run)}\n${warningLines(run)}${detail === '' ? '' : `\n${detail}\n`}` +
         `${history === undefined ? '' : `\nhistory:\n${history.lines.join('\n')}\n`}\nreport: ${run.files.html}\n` +
         `requests.csv: ${run.files.csv}`,
     )
@@ -210,6 +215,10 @@ async function runOnce(
   if (dead !== undefined && values.json === true) process.stderr.write(`${redact(dead)}\n`)
   return code
 }
+
+/** The run's warnings (summary.json's), a line each: what the report says at its top, said where a CI log shows it. */
+const warningLines = (run: BenchRun): string =>
+  run.summary.warnings.length === 0 ? '' : `\nwarnings:\n${run.summary.warnings.map((w) => `  ! ${w}`).join('\n')}\n`
 
 /**
  * vllm bench serve's headline block: mean, median and p99 of TTFT, TPOT, ITL and end-to-end latency, and the wait

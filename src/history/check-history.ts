@@ -61,6 +61,8 @@ export function checkHistory(
   options: {
     metrics?: readonly string[]
     branch?: string
+    /** Only the runs carrying each of these labels (`gpu: 'h100'`): labels split no series by themselves. */
+    labels?: Record<string, string>
     anyEnvironment?: boolean
     alpha?: number
     /** The smallest relative change that counts: for every metric, or per metric name ('*' for the rest). @default 0.05 */
@@ -128,11 +130,13 @@ export function checkHistory(
  */
 export function seriesGroups(
   store: HistoryView,
-  options: { branch?: string; anyEnvironment?: boolean } = {},
+  options: { branch?: string; labels?: Record<string, string>; anyEnvironment?: boolean } = {},
 ): Map<string, RecordedRun[]> {
   const groups = new Map<string, RecordedRun[]>()
+  const labels = Object.entries(options.labels ?? {})
   for (const r of store.runs()) {
     if (options.branch !== undefined && r.labels['branch'] !== options.branch) continue
+    if (labels.some(([k, v]) => r.labels[k] !== v)) continue
     const workload = seriesWorkload(store, r)
     const key = options.anyEnvironment ? workload : `${workload} ${environmentKey(r.environment)}`
     groups.set(key, [...(groups.get(key) ?? []), { ...r, fingerprint: workload }])

@@ -8,7 +8,7 @@ export function checkLines(result: HistoryCheck): string[] {
   const lines = result.verdicts.map((v) => {
     const c = v.newest
     const mark = v.verdict === 'regression' ? '✗' : v.verdict === 'improvement' ? '✓' : '·'
-    const head = `${mark} ${v.metric} (workload ${v.workload}, ${v.runs} runs): ${v.verdict}`
+    const head = `${mark} ${v.metric} (workload ${v.workload}, ${v.runs} run${v.runs === 1 ? '' : 's'}): ${v.verdict}`
     if (c === undefined) return head
     const commit = c.labels['commit'] === undefined ? '' : `, commit ${c.labels['commit'].slice(0, 10)}`
     const by =

@@ -194,9 +194,15 @@ export function samplesOf(data: Uint8Array | undefined): Float32Array {
 /**
  * A run's workload, hashed: the options that make two runs the same experiment (dataset, lengths, arrival, rate,
  * requests, seed, api, concurrency). The prompt nonce is not among them: it makes each run's prompts new on purpose.
+ * A shard is its own series: host 1 of 2 sends other requests than host 0, at half the rate.
  */
 export function workloadFingerprint(options: Record<string, unknown>): string {
-  const picked = Object.fromEntries(SERIES_WORKLOAD.map((k) => [k, options[k] ?? null]))
+  const picked: Record<string, unknown> = Object.fromEntries(SERIES_WORKLOAD.map((k) => [k, options[k] ?? null]))
+  // only where there is one: an unsharded run's fingerprint is the one it was recorded under
+  if (options['shard'] != null) picked['shard'] = options['shard']
+  // the same prompts every run (`promptNonce: false`) meet a warm prefix cache from the second run on: another
+  // workload than new prompts each run
+  if (options['promptNonce'] === false) picked['prompts'] = 'repeated'
   return createHash('sha256').update(JSON.stringify(picked)).digest('hex').slice(0, 12)
 }
 
@@ -224,16 +230,24 @@ export function metricOf(summary: BenchSummary, name: string): number | undefine
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined
 }
 
-/** A run's identity in the history: its start and target (the same run recorded twice is one run). */
+/**
+ * A run's identity in the history: its start and target (the same run recorded twice is one run), and its shard:
+ * the shards of one run share its start, and the second host's rows were dropped as "already there".
+ */
 export function runKey(s: BenchSummary): string {
-  return createHash('sha256')
-    .update(JSON.stringify([s.load.start_epoch_ms, s.target, s.requests, s.seed, s.name ?? null]))
-    .digest('hex')
-    .slice(0, 16)
+  const key: unknown[] = [s.load.start_epoch_ms, s.target, s.requests, s.seed, s.name ?? null]
+  // only where there is one, so that an unsharded run keeps the key it was recorded under
+  if (s.load.shard != null) key.push(`shard ${s.load.shard.index}/${s.load.shard.count}`)
+  return createHash('sha256').update(JSON.stringify(key)).digest('hex').slice(0, 16)
 }
 
-/** Comparable environments: the same server version (another package version or host does not split a series). */
-export const environmentKey = (env: Record<string, unknown>): string => JSON.stringify(env['server_version'] ?? null)
+/**
+ * Comparable environments: the same server version and model (another package version or host does not split a
+ * series; another model is another server: a smaller model's faster TPOT read as an improvement, a larger's as a
+ * regression).
+ */
+export const environmentKey = (env: Record<string, unknown>): string =>
+  JSON.stringify([env['server_version'] ?? null, env['server'] ?? null])
 
 /**
  * The history of runs in SQLite (Node's own node:sqlite, no dependency): every run's figures, per-request samples,
@@ -244,13 +258,30 @@ export class HistoryStore implements HistoryView {
   readonly path: string
   readonly #db: DatabaseSync
 
-  constructor(path: string = DEFAULT_HISTORY_DB) {
+  /**
+   * `readOnly` opens an existing file only to read it, writing nothing: `history check` on a history it may not
+   * write, or while a writer holds it (the migration's write lock waited 30 s for a long record, then failed). A file
+   * of an older schema is still opened to be upgraded, once.
+   */
+  constructor(path: string = DEFAULT_HISTORY_DB, options: { readOnly?: boolean } = {}) {
     this.path = resolve(path)
+    if (options.readOnly === true) {
+      const db = new DatabaseSync(this.path, { timeout: BUSY_TIMEOUT_MS, readOnly: true })
+      if (HistoryStore.#version(db) >= MIGRATIONS.length) {
+        this.#db = db
+        return
+      }
+      db.close()
+    }
     mkdirSync(dirname(this.path), { recursive: true })
     this.#db = new DatabaseSync(this.path, { timeout: BUSY_TIMEOUT_MS })
     this.#useWal()
     this.#db.exec('PRAGMA foreign_keys = ON')
     this.#migrate()
+  }
+
+  static #version(db: DatabaseSync): number {
+    return (db.prepare('PRAGMA user_version').get() as { user_version: number }).user_version
   }
 
   /**
@@ -276,7 +307,7 @@ export class HistoryStore implements HistoryView {
   #migrate(): void {
     this.#db.exec('BEGIN IMMEDIATE')
     try {
-      const { user_version: at } = this.#db.prepare('PRAGMA user_version').get() as { user_version: number }
+      const at = HistoryStore.#version(this.#db)
       for (let v = at; v < MIGRATIONS.length; v++) this.#db.exec(MIGRATIONS[v] as string)
       if (at < MIGRATIONS.length) this.#db.exec(`PRAGMA user_version = ${MIGRATIONS.length}`)
       this.#db.exec('COMMIT')

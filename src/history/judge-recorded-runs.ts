@@ -14,7 +14,7 @@ export async function judgeRecordedRuns(
   history: { db?: string | undefined },
   options: { minEffect?: MinEffect } = {},
 ): Promise<{ lines: string[]; regression: boolean; checks: HistoryCheck[] }> {
-  const store = await openHistory(history.db)
+  const store = await openHistory(history.db, { readOnly: true })
   try {
     const checks = dirs.map((run) => checkHistory(store, { run, ...options }))
     return {

@@ -45,6 +45,12 @@ export class PostgresHistory implements HistoryDb {
   }
 
   async #migrate(): Promise<void> {
+    // a schema already up to date is only read: a reader's role without CREATE on the database can judge it
+    const current = await this.#sql
+      .unsafe(`SELECT max(version) AS v FROM ${SCHEMA}.schema_version`)
+      .then(([row]) => Number(row?.['v'] ?? 0))
+      .catch(() => 0)
+    if (current >= MIGRATIONS.length) return
     await this.#sql.begin(async (tx) => {
       await tx`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`
       await tx.unsafe(`CREATE SCHEMA IF NOT EXISTS ${SCHEMA}`)

@@ -21,7 +21,7 @@ import { runFileTexts } from '../report/run-files.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
-import { goodput, goodputUnjudgeable, invalidRun } from '../slo/evaluate-slo.ts'
+import { goodput, goodputUnjudgeable, invalidRun, limitsOffWarning } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
@@ -263,6 +263,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
     const summary: BenchSummary = { ...figures, ...context }
+    const off = limitsOffWarning(summary)
+    if (off !== undefined) warnings.push(off)
     if (opts.slo !== undefined) {
       const judged = benchRun(table, summary, { csv: csv.path, json: '' })
       const objectives = normalizeSpec(opts.slo as SloSpec)

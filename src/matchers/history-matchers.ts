@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import type { MatcherResult, MatcherState, SyncMatcherResult } from 'vitest'
 import { InvalidOptionError, SloUnjudgeableError } from '../common/errors.ts'
 import {
@@ -70,7 +71,8 @@ export function toNotRegress(this: MatcherState, received: unknown, options: Not
         await store.close()
       }
     })
-  const store = new HistoryStore(db)
+  // read only where there is a history to read: a judge writes nothing (a new file is still made, and says so)
+  const store = new HistoryStore(db, { readOnly: existsSync(db) })
   try {
     return judge.call(this, judged, options, store)
   } finally {

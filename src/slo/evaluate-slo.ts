@@ -253,6 +253,24 @@ export function invalidRun(s: BenchSummary, options: ValidityLimits = {}): strin
   return undefined
 }
 
+/**
+ * What a run whose validity limits were turned off (set to Infinity) hides: the limits off, and why the default
+ * limits would call the run invalid, if they would. An overloaded client's run with every limit off printed ✓ and
+ * "SLO met" with no warning.
+ */
+export function limitsOffWarning(s: BenchSummary): string | undefined {
+  const off = Object.entries(recordedLimits(s)).flatMap(([k, v]) => (v === Number.POSITIVE_INFINITY ? [k] : []))
+  if (off.length === 0) return undefined
+  const { validity: _, ...rest } = s.options ?? {}
+  const underDefaults = invalidRun({ ...s, options: rest })
+  return (
+    `validity limits off (${off.join(', ')} = Infinity)` +
+    (underDefaults === undefined
+      ? ': the default limits would also call this run valid'
+      : `: under the default limits this run is invalid: ${underDefaults}`)
+  )
+}
+
 /** The limits the run was given (summary.json's `options.validity`, Infinity spelled out). */
 function recordedLimits(s: BenchSummary): ValidityLimits {
   const v = s.options?.['validity']

@@ -97,6 +97,8 @@ async function tokenize(
     status = res.statusCode
     raw = await res.body.text()
   } catch (err) {
+    // an abort is the caller's, not the server's failure: it ends the build as the abort it is
+    if (signal?.aborted === true) throw signal.reason ?? err
     return { ids: undefined, problem: (err as Error).message, silent: true }
   }
   if (status !== 200) return { ids: undefined, problem: `HTTP ${status}: ${raw.trim().slice(0, 200)}`, silent: false }

@@ -3,6 +3,8 @@ import { execa, type ResultPromise } from 'execa'
 
 export interface FixtureServer {
   url: string
+  /** Resolves once the server has printed `text` (a fixture says what it got to, for a test to wait on). */
+  printed(text: string): Promise<void>
   stop(): Promise<void>
 }
 
@@ -16,9 +18,11 @@ export async function startFixtureServer(name: string, args: readonly string[] =
     reject: false,
     cleanup: true,
   })
+  let out = ''
   const port = await new Promise<number>((resolve, reject) => {
     sub.stdout?.setEncoding('utf8')
     sub.stdout?.on('data', (text: string) => {
+      out += text
       const m = /listening (\d+)/u.exec(text)
       if (m) resolve(Number(m[1]))
     })
@@ -26,6 +30,16 @@ export async function startFixtureServer(name: string, args: readonly string[] =
   })
   return {
     url: `http://127.0.0.1:${port}`,
+    printed: (text) =>
+      new Promise<void>((resolve) => {
+        const seen = (): void => {
+          if (!out.includes(text)) return
+          sub.stdout?.off('data', seen)
+          resolve()
+        }
+        sub.stdout?.on('data', seen)
+        seen()
+      }),
     stop: async () => {
       sub.kill()
       await sub
