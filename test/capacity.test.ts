@@ -69,6 +69,12 @@ test('the search brackets a stand-in server’s known breaking point (33 req/s) 
       const html = readFileSync(join(dir, 'capacity.html'), 'utf8')
       expect(html).toContain('<svg')
       expect(html).toContain('client_ttft p90 against offered load')
+      // a step that did not pass is hollow in every objective's chart, as the legend says (40 req/s broke client_ttft
+      // while its success rate held: its success-rate point was drawn filled)
+      const judged = result.steps.filter((s) => s.objectives.every((o) => o.observed !== null))
+      expect(html.match(/<circle [^>]*fill="#fff"/gu)?.length ?? 0).toBe(
+        2 * judged.filter((s) => s.decision !== 'pass').length,
+      )
       // the matcher: passes at the capacity, fails above it with the curve and the worst requests
       expect(result).toSustain({ rate: 30 })
       let message = ''

@@ -39,6 +39,13 @@ test('compare: a slower server is worse beyond noise, --fail-on exits 1, another
   expect(JSON.parse(readFileSync(join(dir, 'cmp', 'compare.json'), 'utf8')).results[0].changes.length).toBeGreaterThan(
     3,
   )
+  // one unit a column, and the interval apart from the verdict (it ran into it: `[-28.31, 24.91]within noise`)
+  expect(worse.stdout).toMatch(/ change \(%\) +95 % interval of B − A \(ms\) +verdict$/mu)
+  expect(worse.stdout).toMatch(/^ {2}tpot p50 +[\d.]+ +[\d.]+ +\+\d+\.\d +\[[\d.]+, [\d.]+\] {3,}worse$/mu)
+  // a change beyond noise but under the minimum effect is small, not worse: 4× slower is under 1,000 %
+  const small = await cli(['compare', join(dir, 'fast'), join(dir, 'slow'), '--min-effect', '1000%'])
+  expect(small.stdout).toMatch(/^ {2}tpot p50 .* small$/mu)
+  expect(small.stdout).not.toMatch(/ (worse|better)$/mu)
   const better = await cli(['compare', join(dir, 'slow'), join(dir, 'fast'), '--fail-on', 'tpot.p50>+10%'])
   expect(better.exitCode, better.all).toBe(0)
   expect(better.stdout).toMatch(/tpot p50 .*better/u)
@@ -61,6 +68,10 @@ test('init writes the three files into a CommonJS project once, and never overwr
   for (const f of ['vitest.config.mts', 'perf/first.perf.ts', '.github/workflows/perf.yml'])
     expect(existsSync(join(dir, f)), f).toBe(true)
   expect(first.stdout).toMatch(/works in this CommonJS project/u)
+  // the package is not on the registry: the install line is one that works, never `npm i vitest-llm-perf` (a 404)
+  expect(first.stdout).toMatch(/not on the npm registry: install it from its tarball/u)
+  expect(first.stdout).toMatch(/^ {2}npm i -D vitest \/.*vitest-llm-perf-\d+\.\d+\.\d+\.tgz$/mu)
+  expect(first.stdout).not.toMatch(/npm i -D vitest vitest-llm-perf/u)
   writeFileSync(join(dir, 'perf/first.perf.ts'), '// mine')
   const again = await cli(['init', dir])
   expect(again.exitCode).toBe(0)

@@ -122,6 +122,23 @@ test('connection refused: every request is a failed row', async () => {
   expect(run.summary.success_rate).toBe(0)
 })
 
+test('a server that refuses every connection from the start: five refusals, then the rest are not sent, each row saying why', async () => {
+  const server = await startFixtureServer('never-responds')
+  const url = server.url
+  await server.stop()
+  // at 1 req/s the 60 requests took a minute to say what the first refusal said
+  const run = await benchRequests(
+    { url },
+    { requests: 60, rate: 1, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } },
+  )
+  expect(run.records).toHaveLength(60)
+  expect(run.summary.errors_by_type).toEqual({ refused: 5, aborted: 55 })
+  const reason =
+    'the server refused every connection from the start (5 requests): nothing listens there, so the other 55 were not sent'
+  expect(run.records.filter((r) => r.error === `aborted before it was sent: ${reason}`)).toHaveLength(55)
+  expect(run.summary.warnings).toContain(`stopped early: ${reason}`)
+})
+
 test('the abort signal ends the run: in-flight and unsent requests all get a row', async () => {
   await withServer('never-responds', async (url) => {
     const controller = new AbortController()

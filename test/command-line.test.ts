@@ -26,9 +26,13 @@ test("--slo in k6's grammar with the metric in front", () => {
 
 test("run with bench_serving's flag names: the options it meant, the table, exit 0 when the SLO holds and 1 when it does not", async () => {
   const dir = outDir()
+  const { hostname, port } = new URL(worker.url)
   const ok = await cli([
     'run',
-    worker.url,
+    '--host',
+    hostname,
+    '--port',
+    port,
     '--backend',
     'sglang',
     '--request-rate',
@@ -36,7 +40,7 @@ test("run with bench_serving's flag names: the options it meant, the table, exit
     '--num-prompts',
     '120',
     '--dataset-name',
-    'random',
+    'random-ids',
     '--random-input-len',
     '64',
     '--random-output-len',
@@ -58,8 +62,22 @@ test("run with bench_serving's flag names: the options it meant, the table, exit
     rate: 40,
     requests: 120,
     api: 'generate',
-    dataset: { kind: 'random', inputLen: 64, outputLen: 8, rangeRatio: 0.5 },
+    dataset: { kind: 'random', inputLen: 64, outputLen: 8, rangeRatio: 0.5, tokenized: true },
   })
+  expect(summary.tokenizer.prompts_as).toBe('ids')
+  // bench_serving's headline block: duration, tokens in and out, throughputs
+  expect(ok.stdout).toMatch(/^Benchmark duration \(s\) +\d+\.\d\d$/mu)
+  expect(ok.stdout).toMatch(/^Total input tokens +\d+$/mu)
+  // every generated token counted: the throughput over the duration gives the same total
+  const generated = Number(/^Total generated tokens +(\d+)$/mu.exec(ok.stdout)?.[1])
+  expect(generated).toBe(Math.round(summary.output_token_throughput * summary.duration_s))
+  expect(ok.stdout).toMatch(/^Input token throughput \(tok\/s\) +\d+\.\d\d$/mu)
+  const refused = await cli(['run', '--port', '99999', '--dataset-name', 'sharegpt'])
+  expect(refused.exitCode).not.toBe(0)
+  expect(refused.stderr).toContain('--port: expected a port from 1 to 65535, got "99999"')
+  expect(refused.stderr).toContain(
+    '--dataset-path: sharegpt reads a file, which bench_serving downloads itself: fetch it once (curl -LO https://huggingface.co/',
+  )
   // the verdicts reach the run's own files, the report's top included
   expect(summary.verdicts).toEqual([
     { status: 'pass', label: "ttft 'p(99)<5000'" },
@@ -86,6 +104,58 @@ test("run with bench_serving's flag names: the options it meant, the table, exit
   const typo = await cli(['run', worker.url, '--rat', '5'])
   expect(typo.exitCode).not.toBe(0)
   expect(typo.stderr).toMatch(/unknown flag --rat \(did you mean --rate\?\)/u)
+}, 60_000)
+
+test('sweep: a point where the server did not keep up meets no SLO, as capacity judges it; unjudged is grey, not ✗', async () => {
+  // two requests at a time, 64 tokens each: about 4 req/s at most, so 30 req/s queues for as long as it runs
+  const small = await startSimWorker(['--speed', '4', '--max-running-requests', '2'], 'cli-small')
+  try {
+    const dir = outDir()
+    const swept = await cli([
+      'sweep',
+      small.url,
+      '--rates',
+      '1,30',
+      '--duration-s',
+      '3',
+      '--input-len',
+      '32',
+      '--output-len',
+      '64',
+      '--tokenizer',
+      'words',
+      // met at both points by its percentiles alone; ttft.p99 has too few samples at 1 req/s to be judged
+      '--slo',
+      'success_rate>0.5',
+      '--slo',
+      'ttft.p99<100000',
+      '--metrics-interval-ms',
+      '0',
+      '--max-dispatch-lag-ms',
+      '100',
+      '--out-dir',
+      dir,
+      '--quiet',
+    ])
+    const points = JSON.parse(readFileSync(join(dir, 'sweep.json'), 'utf8')).points
+    expect(
+      points.map((p: { keptUp: boolean }) => p.keptUp),
+      swept.all,
+    ).toEqual([true, false])
+    expect(points[1].slo.met).toBe(false)
+    expect(points[1].slo.verdicts[0]).toMatchObject({
+      status: 'fail',
+      label: expect.stringMatching(/^the server fell behind/u),
+    })
+    expect(swept.stdout).not.toMatch(/largest point that met the SLO: 30/u)
+    // 1 req/s for 3 s: 3 requests, too few for a p99; a grey mark and the reason, not a red ✗
+    expect(points[0].slo.met).toBe(null)
+    expect(swept.stdout).toMatch(/^· sweep 1 req\/s/mu)
+    expect(swept.stdout).toMatch(/unjudgeable \(ttft 'p\(99\)<100000': 3 samples\)/u)
+    expect(swept.stdout).toMatch(/^✗ sweep 30 req\/s/mu)
+  } finally {
+    await small.stop()
+  }
 }, 60_000)
 
 test('sweep and capacity from the shell: their folders, and capacity --sustain as a gate', async () => {

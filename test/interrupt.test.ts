@@ -24,7 +24,7 @@ test('Ctrl-C while the prompts are built through the server’s /tokenize: said 
     expect(r.exitCode, r.all).toBe(130)
     // not the server's failure, and the signal named once
     expect(r.stderr).not.toMatch(/tokenize failed|answers no tokenize/u)
-    expect(r.stderr).toMatch(/^interrupted by SIGINT before any request was sent: no run was written$/mu)
+    expect(r.stderr).toMatch(/^interrupted by SIGINT: before any request was sent, so no run was written$/mu)
     expect(r.stderr).not.toMatch(/interrupted by SIGINT: interrupted by SIGINT/u)
   } finally {
     await server.stop()

@@ -81,6 +81,9 @@ test('3. Ctrl-C during run and capacity: unsent requests become aborted rows, th
     expect(json.stoppedBy).toBe('interrupted')
     expect(json.ended).toMatch(/interrupted after 0 steps: interrupted by SIGTERM/u)
     expect(existsSync(join(capDir, 'step-01-1.00rps', 'summary.json'))).toBe(true)
+    // the signal named once, with what was kept (it read "interrupted by SIGTERM: interrupted by SIGTERM")
+    expect(c.stderr).not.toMatch(/interrupted by SIGTERM: interrupted by SIGTERM/u)
+    expect(c.stderr).toMatch(/^interrupted by SIGTERM: (the steps that finished are in capacity\.json|.+)$/mu)
   } finally {
     held.server.close()
   }

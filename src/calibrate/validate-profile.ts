@@ -111,7 +111,9 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
         ).capacity
       const [measured, predicted] = await Promise.all([cap(opts.url, 'capacity-real'), cap(sim.url, 'capacity-sim')])
       capacity = { slo: opts.slo, measured, predicted, error: measured > 0 ? (predicted - measured) / measured : NaN }
-      opts.onPoint?.(`capacity at the SLO: ${measured} req/s measured, ${predicted} predicted (${pct(capacity.error)})`)
+      opts.onPoint?.(
+        `capacity at the SLO: ${rps(measured)} req/s measured, ${rps(predicted)} predicted (${pct(capacity.error)})`,
+      )
     }
     // held out where users load a server: below its capacity at their SLO where it was found, else fractions of
     // what the decode probes completed (which can be past what the server carries at any SLO)
@@ -167,7 +169,7 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
           `${within(worst.tpot_p50)}, p90 ${within(worst.tpot_p90)}` +
           (capacity === undefined
             ? ''
-            : `; capacity ${capacity.predicted} vs ${capacity.measured} req/s (${pct(capacity.error)})`)
+            : `; capacity ${rps(capacity.predicted)} vs ${rps(capacity.measured)} req/s (${pct(capacity.error)})`)
     return {
       summary,
       workload: {
@@ -207,5 +209,8 @@ function figures(run: BenchRun): Figures {
     )
   return { ttft_p50: ttft.p50, ttft_p90: ttft.p90, tpot_p50: m.tpot.p50, tpot_p90: m.tpot.p90 }
 }
+
+/** A rate as a person reads it: 7.51, not 7.50646875. */
+const rps = (v: number): string => String(Number(v.toPrecision(3)))
 
 export const pct = (v: number): string => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} %` : '—')

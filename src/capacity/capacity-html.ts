@@ -21,7 +21,9 @@ export function capacityHtml(r: CapacityResult): string {
           y: o.observed,
           lower: o.lower,
           upper: o.upper,
-          hollow: o.verdict !== 'pass',
+          // a step that did not pass is hollow, whatever this objective read: an overloaded step's percentiles can
+          // each be under their limits while its queue grew (it was drawn filled beside a legend saying otherwise)
+          hollow: o.verdict !== 'pass' || s.decision !== 'pass',
           label: `step ${s.index}: ${n(s.rate, 2)} req/s → ${n(o.observed, 2)} [${n(o.lower, 2)}, ${n(o.upper, 2)}] ${o.verdict}`,
         },
       ]

@@ -194,6 +194,7 @@ export async function findCapacity(
       stopped: why ?? stopped,
       stoppedBy: why === undefined ? stoppedBy : 'interrupted',
       ended,
+      startNote,
       search,
       objectives,
       slo: benchOptions.slo,
@@ -259,7 +260,8 @@ export async function findCapacity(
       steps,
       stopped,
       stoppedBy,
-      ended: startNote === undefined ? ended : `${ended} (${startNote})`,
+      ended,
+      startNote,
       search,
       objectives,
       slo: benchOptions.slo,
@@ -310,6 +312,8 @@ function assemble(a: {
   stopped: string | undefined
   stoppedBy: CapacityResult['stoppedBy']
   ended: string
+  /** Why the search started above search.min, where it did: said however it ends, an interruption included. */
+  startNote: string | undefined
   search: ResolvedSearch
   objectives: readonly Objective[]
   slo: unknown
@@ -337,7 +341,7 @@ function assemble(a: {
     steps,
     limitingObjective: limiting,
     decidedWithConfidence: a.stopped === undefined && ends.length > 0 && ends.every((s) => s.confident),
-    ended: a.stopped ?? a.ended,
+    ended: `${a.stopped ?? a.ended}${a.startNote === undefined ? '' : ` (${a.startNote})`}`,
     complete: a.stopped === undefined,
     ...(a.stoppedBy === undefined ? {} : { stoppedBy: a.stoppedBy }),
     ...(a.confirmation === undefined ? {} : { confirmation: a.confirmation }),

@@ -35,6 +35,7 @@ export function sweepPoint(
     xs.filter((x): x is number => x !== undefined).map((x) => x * 1000)
   const tpot = pct(ms(rows.map((r) => r.tpot)))
   const s = run.summary
+  const behind = mode === 'rate' ? fellBehind(backlogGrowth(run, 0)) : undefined
   return {
     mode,
     offered,
@@ -52,18 +53,24 @@ export function sweepPoint(
     goodput: s.goodput === null ? null : { fraction: s.goodput.fraction, perSecond: s.goodput.per_second },
     invalid: invalidRun(s) ?? null,
     cacheHitRate: s.cache_hit_rate ?? null,
-    keptUp: mode === 'rate' ? fellBehind(backlogGrowth(run, 0)) === undefined : null,
-    slo: slo === undefined ? null : judgePoint(run, slo),
+    keptUp: mode === 'rate' ? behind === undefined : null,
+    slo: slo === undefined ? null : judgePoint(run, slo, behind),
     dir,
   }
 }
 
-/** A point against the SLO: met only when every objective passed; unjudgeable (null) is not "not met". */
-function judgePoint(run: BenchRun, slo: SloSpec): NonNullable<SweepPoint['slo']> {
+/**
+ * A point against the SLO: met only when every objective passed and the server kept up (a backlog that grew through
+ * the point meets no SLO, whatever its percentiles: capacity's own test, so sweep and capacity agree); unjudgeable
+ * (null) is not "not met".
+ */
+function judgePoint(run: BenchRun, slo: SloSpec, behind: string | undefined): NonNullable<SweepPoint['slo']> {
   const e = evaluateSlo(run, slo)
   const verdicts = e.results.map(objectiveVerdict)
   const dead = noSuccess(run)
   if (dead !== undefined) return { met: false, verdicts: [verdict('fail', 'no successful request'), ...verdicts] }
+  if (behind !== undefined && e.invalid === undefined)
+    return { met: false, verdicts: [verdict('fail', behind), ...verdicts] }
   if (e.results.some((r) => r.status === 'fail')) return { met: false, verdicts }
   if (e.invalid !== undefined || e.results.some((r) => r.status !== 'pass'))
     return { met: null, verdicts: e.invalid === undefined ? verdicts : [verdict('invalid', e.invalid), ...verdicts] }

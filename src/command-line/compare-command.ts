@@ -19,15 +19,22 @@ const COMPARE_FLAGS = {
     arg: "'ttft.p99>+10%'",
     help: 'exit 1 when the metric got worse by more than this, beyond noise (repeatable)',
   },
+  'min-effect': {
+    type: 'string',
+    arg: '10%',
+    help: 'the smallest change called better or worse (default 10 %); a smaller one beyond noise is "small"',
+  },
   force: { type: 'boolean', help: 'compare runs of different workloads' },
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } as const satisfies Flags
 
-export const COMPARE_HELP = `vitest-llm-perf compare A B [C ...] [--out DIR] [--fail-on 'ttft.p99>+10%'] [--force]
+export const COMPARE_HELP = `vitest-llm-perf compare A B [C ...] [--out DIR] [--fail-on 'ttft.p99>+10%'] [--min-effect 10%] [--force]
 
 Compares run folders with the first (A): for TTFT, TPOT, ITL, end-to-end latency and queue times, each
-percentile's change with a 95 % bootstrap interval and a verdict — better, worse, or within noise (the interval
-holds 0) — and throughput and success rate. Runs of different workloads (dataset, rate, requests, api, arrival,
+percentile's change with a 95 % bootstrap interval of B − A (ms) and a verdict — better or worse (beyond noise and
+at least --min-effect), small (beyond noise, under it), or within noise (the interval holds 0) — and throughput and
+success rate. The bootstrap sees the noise within each run, not between runs: two runs of one server and seed
+differed by −0.4 % and +7.7 %, hence a minimum effect. Runs of different workloads (dataset, rate, requests, api, arrival,
 seed, users) are refused unless --force, naming what differs. --out DIR writes compare.html (the percentile
 curves overlaid) and compare.json. --fail-on (repeatable) exits 1 when a metric got worse by more than the
 given percentage, beyond noise.
@@ -49,8 +56,12 @@ export interface MetricChange {
   lower: number
   upper: number
   relative: number
-  verdict: 'better' | 'worse' | 'within noise'
+  /** better/worse: beyond noise and at least the minimum effect; small: beyond noise, under it. */
+  verdict: 'better' | 'worse' | 'small' | 'within noise'
 }
+
+/** The smallest relative change compare calls better or worse unless --min-effect says otherwise. */
+export const COMPARE_MIN_EFFECT = 0.1
 
 /** A column's known values over successful requests, in ms, sorted. */
 function values(run: RunFolder, field: string): Float64Array {
@@ -76,7 +87,13 @@ function resampledPercentile(sorted: Float64Array, p: number, random: SeededRand
 }
 
 /** The percentile's change from `a` to `b`, its bootstrap interval (seeded), and the verdict (lower is better). */
-export function percentileChange(a: Float64Array, b: Float64Array, p: number, metric: string): MetricChange {
+export function percentileChange(
+  a: Float64Array,
+  b: Float64Array,
+  p: number,
+  metric: string,
+  minEffect = COMPARE_MIN_EFFECT,
+): MetricChange {
   const random = new SeededRandom(a.length * 7919 + b.length)
   const diffs = new Float64Array(ROUNDS)
   if (a.length + b.length > LARGE_RUN) {
@@ -96,6 +113,8 @@ export function percentileChange(a: Float64Array, b: Float64Array, p: number, me
   const value = percentileSorted(b, p)
   const lower = percentileSorted(diffs, 2.5)
   const upper = percentileSorted(diffs, 97.5)
+  const relative = base === 0 ? (value === 0 ? 0 : Number.POSITIVE_INFINITY) : (value - base) / base
+  const beyondNoise = lower > 0 || upper < 0
   return {
     metric,
     base,
@@ -104,8 +123,8 @@ export function percentileChange(a: Float64Array, b: Float64Array, p: number, me
     lower,
     upper,
     // from 0 no relative change is defined: a rise is judged on its own (absolute) size
-    relative: base === 0 ? (value === 0 ? 0 : Number.POSITIVE_INFINITY) : (value - base) / base,
-    verdict: lower > 0 ? 'worse' : upper < 0 ? 'better' : 'within noise',
+    relative,
+    verdict: !beyondNoise ? 'within noise' : Math.abs(relative) < minEffect ? 'small' : lower > 0 ? 'worse' : 'better',
   }
 }
 
@@ -125,7 +144,8 @@ function parseFailOn(text: string): { metric: string; pct: number } {
 }
 
 const f = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))
-const pct = (c: MetricChange): string => (Number.isFinite(c.relative) ? `${(c.relative * 100).toFixed(1)}%` : 'from 0')
+const pct = (c: MetricChange): string =>
+  Number.isFinite(c.relative) ? `${c.relative >= 0 ? '+' : ''}${(c.relative * 100).toFixed(1)}` : 'from 0'
 /** Hit rates further apart than this are said beside a comparison. */
 const CACHE_DIFFERENCE = 0.05
 
@@ -141,6 +161,11 @@ export async function compareCommand(argv: string[]): Promise<number> {
     } catch (err) {
       problems.push((err as Error).message)
     }
+  const effectText = v['min-effect']
+  const effect = effectText === undefined ? undefined : /^\s*(\d+(?:\.\d+)?)\s*%\s*$/u.exec(effectText)
+  if (effectText !== undefined && effect == null)
+    problems.push(`--min-effect: expected a percentage such as 10%, got ${JSON.stringify(effectText)}`)
+  const minEffect = effect == null ? COMPARE_MIN_EFFECT : Number(effect[1]) / 100
   if (problems.length > 0) throw new InvalidOptionError('compare command line', problems)
   const runs: RunFolder[] = []
   for (const d of positionals) runs.push(await readRunFolder(resolve(d), 'compare'))
@@ -174,18 +199,21 @@ export async function compareCommand(argv: string[]): Promise<number> {
     const changes = fields.flatMap((field) => {
       const a = values(base, field)
       const b = values(run, field)
-      return PERCENTILES.map((p) => percentileChange(a, b, p, `${field} p${p}`))
+      return PERCENTILES.map((p) => percentileChange(a, b, p, `${field} p${p}`, minEffect))
     })
     results.push({ dir: run.dir, changes })
     lines.push(`\n${run.dir} vs ${base.dir}`)
+    // one unit a column: the change in %, its interval in ms (of B − A), the verdict apart from both
+    const intervals = changes.map((c) => `[${f(c.lower)}, ${f(c.upper)}]`)
+    const width = Math.max('95 % interval of B − A (ms)'.length, ...intervals.map((t) => t.length))
     lines.push(
-      `  ${'metric'.padEnd(24)}${'A (ms)'.padStart(10)}${'B (ms)'.padStart(10)}${'change'.padStart(10)}   95 % interval         verdict`,
+      `  ${'metric'.padEnd(24)}${'A (ms)'.padStart(10)}${'B (ms)'.padStart(10)}${'change (%)'.padStart(12)}   ` +
+        `${'95 % interval of B − A (ms)'.padEnd(width)}   verdict`,
     )
-    for (const c of changes)
+    for (const [i, c] of changes.entries())
       lines.push(
-        `  ${c.metric.padEnd(24)}${f(c.base).padStart(10)}${f(c.value).padStart(10)}${pct(c).padStart(10)}   [${f(c.lower)}, ${f(c.upper)}]`.padEnd(
-          74,
-        ) + c.verdict,
+        `  ${c.metric.padEnd(24)}${f(c.base).padStart(10)}${f(c.value).padStart(10)}${pct(c).padStart(12)}   ` +
+          `${(intervals[i] as string).padEnd(width)}   ${c.verdict}`,
       )
     const rate = (k: 'request_throughput' | 'output_token_throughput' | 'success_rate'): string => {
       const a = base.summary[k]
@@ -209,12 +237,12 @@ export async function compareCommand(argv: string[]): Promise<number> {
       if (c === undefined) {
         lines.push(`  ! --fail-on ${rule.metric}: not reported by both runs`)
         failed = true
-      } else if (c.verdict === 'worse' && c.base === 0) {
+      } else if (c.lower > 0 && c.base === 0) {
         lines.push(
           `  ✗ ${rule.metric} rose from 0 to ${f(c.value)} ms (beyond noise; no percentage of 0 is within +${rule.pct} %)`,
         )
         failed = true
-      } else if (c.verdict === 'worse' && c.relative * 100 > rule.pct) {
+      } else if (c.lower > 0 && c.relative * 100 > rule.pct) {
         lines.push(`  ✗ ${rule.metric} rose ${(c.relative * 100).toFixed(1)} % (> ${rule.pct} %, beyond noise)`)
         failed = true
       } else
@@ -259,7 +287,7 @@ function compareHtml(
   )
   const tables = results.map(
     (r) =>
-      `<h2>${esc(r.dir)} vs ${esc(runs[0]?.dir ?? '')}</h2><table><thead><tr><th>metric</th><th>A</th><th>B</th><th>change</th><th>95 % interval</th><th>verdict</th></tr></thead><tbody>${r.changes
+      `<h2>${esc(r.dir)} vs ${esc(runs[0]?.dir ?? '')}</h2><table><thead><tr><th>metric</th><th>A (ms)</th><th>B (ms)</th><th>change (%)</th><th>95 % interval of B − A (ms)</th><th>verdict</th></tr></thead><tbody>${r.changes
         .map(
           (c) =>
             `<tr><td>${esc(c.metric)}</td><td>${f(c.base)}</td><td>${f(c.value)}</td><td>${pct(c)}</td><td>[${f(c.lower)}, ${f(c.upper)}]</td><td class="${c.verdict === 'worse' ? 'fail' : c.verdict === 'better' ? 'pass' : ''}">${c.verdict}</td></tr>`,

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { type Flags, parseFlags } from './flags.ts'
@@ -11,8 +12,10 @@ export const INIT_HELP = `vitest-llm-perf init [DIR]
 Writes a first perf test into DIR (default: here): vitest.config.mts (the perf project, on the embedded simulator),
 perf/first.perf.ts, and .github/workflows/perf.yml. An existing file is never overwritten: it is named instead.
 
-Then:
-  npm i -D vitest vitest-llm-perf
+Then, where the project does not have it yet (vitest-llm-perf is not on the npm registry: npm i vitest-llm-perf
+answers 404): pack it in a clone of its repository and install the tarball,
+  (cd path/to/vitest-llm-perf && npm pack)     # writes vitest-llm-perf-0.1.0.tgz
+  npm i -D vitest path/to/vitest-llm-perf/vitest-llm-perf-0.1.0.tgz
   npx vitest --project perf
 
 Example:
@@ -103,8 +106,18 @@ export async function initCommand(argv: string[]): Promise<number> {
     writeArtifact(path, text)
     process.stdout.write(`wrote ${path}\n`)
   }
+  const esm = commonjs ? '   (vitest.config.mts is ESM: it works in this CommonJS project)' : ''
+  // not on the registry: the install line names what this command runs from, never a 404
+  const installed = existsSync(join(root, 'node_modules', 'vitest-llm-perf', 'package.json'))
+  const here = resolve(fileURLToPath(new URL('../..', import.meta.url)))
+  const packed = JSON.parse(readFileSync(join(here, 'package.json'), 'utf8')) as { name: string; version: string }
+  const tarball = join(here, `${packed.name}-${packed.version}.tgz`)
   process.stdout.write(
-    `\nnext: npm i -D vitest vitest-llm-perf && npx vitest --project perf${commonjs ? '   (vitest.config.mts is ESM: it works in this CommonJS project)' : ''}\n`,
+    installed
+      ? `\nnext: npx vitest --project perf${esm}\n`
+      : `\nnext (vitest-llm-perf is not on the npm registry: install it from its tarball):\n` +
+          (existsSync(tarball) ? '' : `  (cd ${here} && npm pack)\n`) +
+          `  npm i -D vitest ${tarball}\n  npx vitest --project perf${esm}\n`,
   )
   return 0
 }

@@ -114,7 +114,13 @@ function table(runs: readonly BenchRun[], verdicts: Verdict[][] = []): string {
     const invalid = invalidRun(run.summary)
     return {
       test: run.summary.name ?? 'run',
-      state: anyNotPassed(verdicts[i] ?? []) ? 'failed' : 'passed',
+      // a miss is red; an objective that could not be judged (too few samples for its p99, an invalid run) is not
+      // a miss: grey, said in its SLO cell
+      state: (verdicts[i] ?? []).some((v) => v.status === 'fail')
+        ? 'failed'
+        : anyNotPassed(verdicts[i] ?? [])
+          ? 'skipped'
+          : 'passed',
       run: { ...compactSummary(run), slo: verdicts[i] ?? [], ...(invalid === undefined ? {} : { invalid }) },
     }
   })
@@ -125,7 +131,7 @@ function table(runs: readonly BenchRun[], verdicts: Verdict[][] = []): string {
  * Runs `body` with Ctrl-C and SIGTERM wired to its signal: the first signal aborts the work gracefully (its files
  * are written) and the command exits 130 after printing what it has; an error the abort caused exits 130 too.
  */
-async function interruptible(body: (signal: AbortSignal) => Promise<number>): Promise<number> {
+async function interruptible(body: (signal: AbortSignal) => Promise<number>, kept: string): Promise<number> {
   const stop = interruptSignal()
   try {
     const code = await body(stop.signal)
@@ -134,12 +140,10 @@ async function interruptible(body: (signal: AbortSignal) => Promise<number>): Pr
     return INTERRUPTED_EXIT
   } catch (err) {
     if (stop.interrupted() === undefined) throw err
-    // the abort itself, thrown before a run began (prompts being built): said once, with what was left behind
-    const why =
-      err === stop.signal.reason
-        ? 'before any request was sent: no run was written'
-        : `: ${redact((err as Error).message)}`
-    process.stderr.write(`interrupted by ${stop.interrupted()}${why.startsWith(':') ? '' : ' '}${why}\n`)
+    // the abort itself (prompts being built, a search between steps): said once, with what was left behind — it
+    // read "interrupted by SIGINT: interrupted by SIGINT"
+    const why = err === stop.signal.reason ? kept : redact((err as Error).message)
+    process.stderr.write(`interrupted by ${stop.interrupted()}: ${why}\n`)
     return INTERRUPTED_EXIT
   } finally {
     stop.dispose()
@@ -159,7 +163,10 @@ export async function runCommand(argv: string[]): Promise<number> {
     return 0
   }
   const { url, options } = await runOptionsFrom(values, positionals)
-  return interruptible((signal) => runOnce(url, withSignal(options, signal), values))
+  return interruptible(
+    (signal) => runOnce(url, withSignal(options, signal), values),
+    'before any request was sent, so no run was written',
+  )
 }
 
 async function runOnce(
@@ -235,9 +242,25 @@ function headline(run: BenchRun): string {
     ['E2E latency', m.total_latency],
     ['Client queue time (slot wait)', m.client_queue_time],
   ]
-  const width = Math.max(...rows.map(([name]) => name.length))
+  const width = Math.max(...rows.map(([name]) => name.length), 'Output token throughput (tok/s)'.length)
   const hit = run.summary.cache_hit_rate
+  const s = run.summary
+  const tokens = (column: 'actual_prompt_tokens' | 'actual_output_tokens'): string => {
+    const v = run.table.known(column)
+    return v.length === 0 ? '—' : String(v.reduce((a, x) => a + x, 0))
+  }
+  const rate = (v: number | null): string => (v === null ? '—' : v.toFixed(2))
+  // bench_serving's own block, its names and order: duration, tokens in and out, throughputs
+  const totals: Array<[string, string]> = [
+    ['Benchmark duration (s)', s.duration_s.toFixed(2)],
+    ['Total input tokens', tokens('actual_prompt_tokens')],
+    ['Total generated tokens', tokens('actual_output_tokens')],
+    ['Request throughput (req/s)', s.request_throughput.toFixed(2)],
+    ['Input token throughput (tok/s)', rate(s.input_token_throughput)],
+    ['Output token throughput (tok/s)', rate(s.output_token_throughput)],
+  ]
   return [
+    ...totals.map(([name, v]) => `${name.padEnd(width)}  ${v}`),
     ...rows.map(
       ([name, d]) =>
         `${name.padEnd(width)}  mean ${f(d?.mean).padStart(9)}  median ${f(d?.p50).padStart(9)}  p99 ${f(d?.p99).padStart(9)} ms`,
@@ -254,7 +277,10 @@ export async function sweepCommand(argv: string[]): Promise<number> {
     return 0
   }
   const { url, options: given } = await runOptionsFrom(values, positionals)
-  return interruptible((signal) => sweepOnce(url, withSignal(given, signal), values))
+  return interruptible(
+    (signal) => sweepOnce(url, withSignal(given, signal), values),
+    'the points that finished are in their folders',
+  )
 }
 
 async function sweepOnce(
@@ -428,5 +454,5 @@ export async function capacityCommand(argv: string[]): Promise<number> {
         ].join('\n'),
       )
     return pass && !broken && (result.complete || sustain === undefined) && history?.regression !== true ? 0 : 1
-  })
+  }, 'the steps that finished are in capacity.json')
 }

@@ -145,7 +145,7 @@ export const RUN_FLAG_GROUPS = {
   Dataset: {
     dataset: {
       type: 'string',
-      arg: 'random|sharegpt|custom|trace',
+      arg: 'random|random-ids|sharegpt|custom|trace',
       also: ['dataset-name'],
       help: 'the prompts (default random)',
     },
@@ -261,6 +261,16 @@ export const RUN_FLAG_GROUPS = {
       type: 'string',
       arg: 'URL',
       help: "the server's URL, as bench_serving's --base-url (or the first argument)",
+    },
+    host: {
+      type: 'string',
+      arg: 'HOST',
+      help: "with --port, the server as bench_serving's quick start names it: http://HOST:PORT (default 127.0.0.1)",
+    },
+    port: {
+      type: 'string',
+      arg: 'PORT',
+      help: "with --host, the server's port (default 30000, SGLang's)",
     },
   },
   'Judging and files': {
@@ -467,6 +477,25 @@ async function loadConfig(path: string): Promise<Record<string, unknown>> {
   return value as Record<string, unknown>
 }
 
+/** Where bench_serving and vllm bench fetch ShareGPT from. */
+const SHAREGPT_URL =
+  'https://huggingface.co/datasets/anon8231489123/ShareGPT_Vicuna_unfiltered/resolve/main/ShareGPT_V3_unfiltered_cleaned_split.json'
+
+/** bench_serving's `--host`/`--port` as a URL (SGLang's port by default), where either is given. */
+function hostAndPort(values: RunFlagValues, problems: string[]): string | undefined {
+  const host = values.host
+  const port = values.port
+  if (host === undefined && port === undefined) return undefined
+  const n = Number(port ?? 30000)
+  if (!Number.isInteger(n) || n < 1 || n > 65535) {
+    problems.push(`--port: expected a port from 1 to 65535, got ${JSON.stringify(port)}`)
+    return undefined
+  }
+  const h = host ?? '127.0.0.1'
+  // an IPv6 address is bracketed in a URL
+  return `http://${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${n}`
+}
+
 /**
  * The target URL and the benchRequests options a command line says: `--config` first, then each flag over it.
  * Every flag problem at once, in one error; the options themselves are checked by benchRequests.
@@ -477,8 +506,15 @@ export async function runOptionsFrom(
 ): Promise<{ url: string; options: BenchOptions & Record<string, unknown> }> {
   const problems: string[] = []
   const config = values.config === undefined ? {} : await loadConfig(values.config)
-  const url = positionals[0] ?? values['base-url'] ?? (config['url'] as string | undefined)
+  const hostPort = hostAndPort(values, problems)
+  const url = positionals[0] ?? values['base-url'] ?? hostPort ?? (config['url'] as string | undefined)
   if (url === undefined) problems.push('URL: expected the server or router to load, e.g. http://127.0.0.1:30000')
+  for (const flag of ['base-url', 'host', 'port'] as const)
+    if (values[flag] !== undefined && (positionals[0] !== undefined || (flag !== 'base-url' && values['base-url'])))
+      problems.push(
+        `--${flag}: the server is named once, got ${positionals[0] !== undefined ? positionals[0] : values['base-url']} ` +
+          `and --${flag} ${values[flag]}`,
+      )
   if (positionals.length > 1) problems.push(`unexpected arguments: ${positionals.slice(1).join(' ')}`)
   const { url: _u, ...fromConfig } = config
   void _u
@@ -491,7 +527,13 @@ export async function runOptionsFrom(
     dataset: () => {
       if (o['dataset'] === undefined || o['dataset'] === fromConfig['dataset']) {
         const base = (fromConfig['dataset'] as Record<string, unknown> | undefined) ?? {}
-        o['dataset'] = { ...base, kind: values.dataset ?? base['kind'] ?? 'random' }
+        // bench_serving's random-ids: random prompts sent as token ids
+        const kind = values.dataset === 'random-ids' ? 'random' : values.dataset
+        o['dataset'] = {
+          ...base,
+          kind: kind ?? base['kind'] ?? 'random',
+          ...(values.dataset === 'random-ids' ? { tokenized: true } : {}),
+        }
       }
       return o['dataset'] as Record<string, unknown>
     },
@@ -508,6 +550,12 @@ export async function runOptionsFrom(
       if (value !== undefined) o[flag.option.key] = value
     } else flag.set?.(v, ctx)
   }
+  const ds = o['dataset'] as Record<string, unknown> | undefined
+  if (ds?.['kind'] === 'sharegpt' && ds['path'] === undefined)
+    problems.push(
+      '--dataset-path: sharegpt reads a file, which bench_serving downloads itself: fetch it once ' +
+        `(curl -LO ${SHAREGPT_URL}) and pass --dataset-path ShareGPT_V3_unfiltered_cleaned_split.json`,
+    )
   if (problems.length > 0) throw new InvalidOptionError('command line', problems)
   return { url: url as string, options: o as BenchOptions & Record<string, unknown> }
 }

@@ -17,6 +17,7 @@ import { recordRun } from '../history/open-history.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
+import type { RequestRecord } from '../record/request-record.ts'
 import { runFileTexts } from '../report/run-files.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
@@ -169,6 +170,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     )
     let lateStartMs: number | undefined
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
+    const refusing = refusedFromTheStart(shareOf(dataset.length, host.index, host.count))
     const result = await runShards({
       dataset,
       arrivalsS,
@@ -177,11 +179,12 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       origin: opts.startAt === undefined ? undefined : clock.origin,
       maxInFlight: plan.maxInFlight,
       spec: { origin: where.url, host: where.host, runId, send: sendOptions, body, pacing: plan.pacing },
-      signal: opts.signal,
+      signal: opts.signal === undefined ? refusing.signal : AbortSignal.any([opts.signal, refusing.signal]),
       onProgress: opts.onProgress,
       onRecords: (rows) => {
         csv.writeAll(rows)
         for (const r of rows) table.append(r)
+        refusing.saw(rows)
       },
       onStart: (origin) => {
         clock = startRunClock(origin)
@@ -208,6 +211,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       },
     })
     const sampled = await sampler?.stop()
+    if (refusing.signal.aborted) warnings.push(`stopped early: ${(refusing.signal.reason as Error).message}`)
     warnings.push(...(await hooks.failures()))
     await csv.close()
     const figures = summariseRun({
@@ -410,4 +414,39 @@ function resultLine(s: BenchSummary): string {
     `${name} p50 ${ms(ttft?.p50)} p99 ${ms(ttft?.p99)}, ${s.request_throughput.toFixed(2)} req/s, ` +
     `${s.output_token_throughput === null ? '—' : s.output_token_throughput.toFixed(0)} output tok/s`
   )
+}
+
+/** Refused connections in a row, none answered before them, after which a run stops sending. */
+const REFUSED_TO_STOP = 5
+
+/**
+ * Stops a run whose server refused every connection from the start (nothing listens there): a 60-request run at
+ * 1 req/s against a port nobody listened on took 84 s to say so. After REFUSED_TO_STOP refusals and no answer, the
+ * unsent requests are aborted rows, each saying why; one answer, or any other failure, and the run goes on as asked
+ * (a server that goes down mid-run is what a failure test measures).
+ */
+function refusedFromTheStart(requests: number): { signal: AbortSignal; saw(rows: readonly RequestRecord[]): void } {
+  const controller = new AbortController()
+  let refused = 0
+  let other = false
+  return {
+    signal: controller.signal,
+    saw(rows) {
+      if (other || controller.signal.aborted) return
+      for (const r of rows) {
+        if (r.error_type !== 'refused') {
+          other = true
+          return
+        }
+        refused++
+      }
+      if (refused >= REFUSED_TO_STOP && refused < requests)
+        controller.abort(
+          new Error(
+            `the server refused every connection from the start (${refused} requests): nothing listens there, so ` +
+              `the other ${requests - refused} were not sent`,
+          ),
+        )
+    },
+  }
 }

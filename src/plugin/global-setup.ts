@@ -74,6 +74,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const h = options.history
   const context: LlmPerfContext = {
     artifactsDir,
+    invalidRuns: options.invalidRuns,
     ...(h === false
       ? {}
       : {

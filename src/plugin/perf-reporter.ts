@@ -59,6 +59,20 @@ export function rowCells(r: TableRow): string[] {
   ]
 }
 
+/**
+ * One line a CI log shows when tests judged nothing: their runs were invalid, so they were skipped (Vitest counts
+ * them as skipped and exits 0) — said apart from the table, with how to make it fail.
+ */
+export function judgedNothing(rows: readonly TableRow[]): string {
+  const tests = new Set(rows.filter((r) => r.run.invalid !== undefined && r.state === 'skipped').map((r) => r.test))
+  if (tests.size === 0) return ''
+  return (
+    `\n⚠ ${tests.size} perf test${tests.size === 1 ? '' : 's'} judged nothing: ${tests.size === 1 ? 'its run was' : 'their runs were'} ` +
+    "invalid (the machine could not hold the load; the SLO column says why). perfProject({ invalidRuns: 'retry' | " +
+    "'fail' }) retries or fails instead of skipping\n"
+  )
+}
+
 export const CI_COLUMNS = 120
 export const TABLE_TITLE =
   ' LLM perf (times in ms; q: pure queue time; wait: for a free client slot, outside ttft under maxConcurrency; ' +
@@ -192,7 +206,7 @@ export class PerfReporter implements Reporter {
     if (rows.length === 0) return
     // a CI log has no width of its own: 120 columns keep a row on one line in its viewer
     const width = process.stdout.isTTY ? process.stdout.columns : CI_COLUMNS
-    const text = redact(`\n${TABLE_TITLE}\n\n${textTable(rows, width)}\n${reportPaths(rows)}`)
+    const text = redact(`\n${TABLE_TITLE}\n\n${textTable(rows, width)}\n${reportPaths(rows)}${judgedNothing(rows)}`)
     if (this.#vitest !== undefined) this.#vitest.logger.log(text)
     else process.stdout.write(`${text}\n`)
     const dir = resolve(this.#vitest?.config.root ?? process.cwd(), '.vitest', 'llm-perf')

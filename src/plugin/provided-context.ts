@@ -8,6 +8,8 @@ export interface LlmPerfContext {
   unstarted?: string[]
   artifactsDir: string
   control?: { url: string; token: string }
+  /** perfProject({ invalidRuns }): what a test whose run is invalid does. @default 'skip' */
+  invalidRuns?: 'skip' | 'retry' | 'fail'
   /** perfProject({ history }): where each valid run is recorded, with which labels. */
   history?: { db: string; labels: Record<string, string> }
 }

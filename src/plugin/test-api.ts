@@ -4,7 +4,7 @@ import type { CapacityOptions } from '../capacity/capacity-options.ts'
 import { findCapacity as runCapacity } from '../capacity/find-capacity.ts'
 import type { CapacityResult, SweepPoints, SweepResult } from '../capacity/results.ts'
 import { sweep as runSweep } from '../capacity/sweep.ts'
-import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
+import { InvalidOptionError, LlmPerfError, SloUnjudgeableError } from '../common/errors.ts'
 import { redactDeep } from '../common/redact.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { recordRun } from '../history/open-history.ts'
@@ -53,9 +53,20 @@ function extendTest() {
     .extend('benchRequests', ({ llmPerf, task, signal, annotate, skip }) => {
       const bench = fixtureBench({ llmPerf, task, signal, annotate })
       return async (target: BenchTarget & { logFiles?: string[] }, options: BenchOptions): Promise<BenchRun> => {
-        const { run, invalid } = await bench(target, options)
-        // a machine that could not hold the load says nothing about the server: the test skips, saying why
-        if (invalid !== undefined) skip(`invalid run, skipped: ${invalid}`)
+        let { run, invalid } = await bench(target, options)
+        // a machine that could not hold the load says nothing about the server: the project says what follows
+        const onInvalid = llmPerf.invalidRuns ?? 'skip'
+        if (invalid !== undefined && onInvalid === 'retry') {
+          const first = invalid
+          ;({ run, invalid } = await bench(target, options))
+          if (invalid !== undefined) invalid = `twice (first: ${first}; then: ${invalid})`
+        }
+        if (invalid === undefined) return run
+        if (onInvalid === 'fail')
+          throw new SloUnjudgeableError(
+            `invalid run: ${invalid}. It says nothing about the server; perfProject({ invalidRuns: 'fail' }) fails it`,
+          )
+        skip(`invalid run, skipped: ${invalid}`)
         return run
       }
     })

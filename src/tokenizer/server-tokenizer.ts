@@ -97,8 +97,6 @@ async function tokenize(
     status = res.statusCode
     raw = await res.body.text()
   } catch (err) {
-    // an abort is the caller's, not the server's failure: it ends the build as the abort it is
-    if (signal?.aborted === true) throw signal.reason ?? err
     return { ids: undefined, problem: (err as Error).message, silent: true }
   }
   if (status !== 200) return { ids: undefined, problem: `HTTP ${status}: ${raw.trim().slice(0, 200)}`, silent: false }
@@ -153,6 +151,9 @@ export async function serverTokenizer(
     }
     const encode = async (text: string): Promise<number[]> => {
       const answer = await tokenize(pool, headers, shape, text, false, path, TIMEOUT_MS, signal)
+      // an abort while the prompts are built is the caller's, not the server's failure: it ends the build as itself
+      // (a probe cut short by one still falls back to another tokenizer, and the run gives every request its row)
+      if (answer.ids === undefined && signal?.aborted === true) throw signal.reason
       if (answer.ids === undefined)
         throw new DatasetError(`The server's ${path} failed while building prompts: ${answer.problem}`)
       return checked(answer.ids, text)

@@ -103,6 +103,12 @@ export const perfOptionsSchema = z.strictObject({
       z.strictObject({ db: z.string().min(1).optional(), labels: z.record(z.string(), z.string()).optional() }),
     ])
     .default(false),
+  /**
+   * What a test does when its run is invalid (the machine could not hold the load, so the run says nothing about the
+   * server): `'skip'` it, saying why; `'retry'` the run once, then skip; `'fail'` it. The end of the run says in one
+   * line how many tests judged nothing. @default 'skip'
+   */
+  invalidRuns: z.enum(['skip', 'retry', 'fail'], { error: "expected 'skip', 'retry' or 'fail'" }).default('skip'),
   /** Where per-test artifacts go. @default '.vitest/llm-perf' */
   artifactsDir: z.string().default('.vitest/llm-perf'),
   /** Per-test timeout. @default 1800000 */
