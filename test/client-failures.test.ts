@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
+import { noSuccess } from '../src/slo/evaluate-slo.ts'
 import { type FixtureServer, startFixtureServer, withServer } from './helpers/fixture-server.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-client-'))
@@ -132,10 +133,16 @@ test('a server that refuses every connection from the start: five refusals, then
     { requests: 60, rate: 1, outDir: outDir(), dataset: { kind: 'random', inputLen: 4, outputLen: 2 } },
   )
   expect(run.records).toHaveLength(60)
-  expect(run.summary.errors_by_type).toEqual({ refused: 5, aborted: 55 })
+  // refused, all of them, the 55 unsent saying so: no row claims a connection it never tried
+  expect(run.summary.errors_by_type).toEqual({ refused: 60 })
   const reason =
     'the server refused every connection from the start (5 requests): nothing listens there, so the other 55 were not sent'
-  expect(run.records.filter((r) => r.error === `aborted before it was sent: ${reason}`)).toHaveLength(55)
+  expect(run.records.filter((r) => r.error === 'connection refused')).toHaveLength(5)
+  expect(run.records.filter((r) => r.error === `not sent: ${reason}`)).toHaveLength(55)
+  expect(noSuccess(run)).toBe(
+    `no request succeeded: 60 of 60 failed, all with "connection refused" (55 of them not sent, once the first 5 ` +
+      `were refused) (connection refused by ${url}: is the server running?)`,
+  )
   expect(run.summary.warnings).toContain(`stopped early: ${reason}`)
 })
 

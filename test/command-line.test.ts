@@ -158,6 +158,53 @@ test('sweep: a point where the server did not keep up meets no SLO, as capacity 
   }
 }, 60_000)
 
+test('run --stop-on-saturation: an overloaded server is left within 10 s of the start, every row kept, exit 1', async () => {
+  // about 4 req/s at most (two requests at a time, 64 tokens each): 40 req/s saturates it from the first second
+  const small = await startSimWorker(['--speed', '4', '--max-running-requests', '2'], 'cli-saturated')
+  try {
+    const dir = outDir()
+    const r = await cli([
+      'run',
+      small.url,
+      '--rate',
+      '40',
+      '--requests',
+      '1200',
+      '--input-len',
+      '32',
+      '--output-len',
+      '64',
+      '--tokenizer',
+      'words',
+      '--metrics-interval-ms',
+      '0',
+      '--stop-on-saturation',
+      '--max-dispatch-lag-ms',
+      '100',
+      '--out-dir',
+      dir,
+    ])
+    expect(r.exitCode, r.all).toBe(1)
+    const summary = JSON.parse(readFileSync(join(dir, 'summary.json'), 'utf8'))
+    // a 30 s schedule, stopped once the queue's growth stood out of a 5 s window after a 2 s ramp
+    expect(summary.load.saturated.at_s).toBeLessThan(10)
+    expect(summary.load.saturated.reason).toMatch(
+      /^the server stopped keeping up: over the [\d.]+ s to [\d.]+ s, \d+ requests arrived/u,
+    )
+    expect(summary.requests).toBe(1200)
+    expect(readFileSync(join(dir, 'requests.csv'), 'utf8').trim().split('\n')).toHaveLength(1201)
+    expect(summary.errors_by_type.aborted).toBeGreaterThan(600)
+    expect(r.stdout).toMatch(/stopped early: the server stopped keeping up/u)
+    expect(r.stdout).toMatch(/✗ stopped at [\d.]+ s: the server stopped keeping up/u)
+    // a load that waits on answers cannot outrun the server: refused before anything is sent
+    const users = await cli(['run', small.url, '--users', '4', '--requests', '8', '--stop-on-saturation'])
+    expect(users.exitCode).not.toBe(0)
+    expect(users.stderr).toContain('`stopOnSaturation`: expected an open-loop run')
+  } finally {
+    await small.stop()
+  }
+}, 90_000)
+
 test('sweep and capacity from the shell: their folders, and capacity --sustain as a gate', async () => {
   const dir = outDir()
   const swept = await cli(['sweep', worker.url, '--rates', '10,20', '--duration-s', '1', '--out-dir', dir, '--quiet'])

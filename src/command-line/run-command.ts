@@ -200,6 +200,14 @@ async function runOnce(
       undefined,
     )
   }
+  // stopped because the server stopped keeping up: no SLO holds there, whatever the percentiles of what finished
+  const saturated = run.summary.load.saturated
+  if (saturated !== undefined) {
+    code = 1
+    verdicts = [verdict('fail', `stopped at ${saturated.at_s} s: ${saturated.reason}`), ...verdicts]
+    detail = detail === '' ? `stopped early: ${saturated.reason}` : `stopped early: ${saturated.reason}\n${detail}`
+    reportVerdicts(run, verdicts, undefined)
+  }
   // no success, no pass: with or without --slo, a run that got no answer says why and fails
   const dead = noSuccess(run)
   if (dead !== undefined) {
@@ -266,6 +274,14 @@ function headline(run: BenchRun): string {
         `${name.padEnd(width)}  mean ${f(d?.mean).padStart(9)}  median ${f(d?.p50).padStart(9)}  p99 ${f(d?.p99).padStart(9)} ms`,
     ),
     `${'Prefix cache hit rate'.padEnd(width)}  ${hit === null ? '— (the server reports no cached tokens)' : `${(hit * 100).toFixed(1)} %`}`,
+    // speculative decoding, where the server says (SGLang's spec_verify_ct): as bench_serving's accept length
+    ...(s.speculative === null || s.speculative === undefined
+      ? []
+      : [
+          `${'Accept length (speculative)'.padEnd(width)}  mean ${s.speculative.accept_length.mean.toFixed(2).padStart(9)}  ` +
+            `median ${s.speculative.accept_length.p50.toFixed(2).padStart(9)}  tokens a chunk ` +
+            `${s.speculative.tokens_per_chunk?.toFixed(2) ?? '—'} (ITL is per token)`,
+        ]),
   ].join('\n')
 }
 

@@ -251,6 +251,13 @@ export const RUN_FLAG_GROUPS = {
         if (v === true) ctx.o['stream'] = false
       },
     },
+    'stop-on-saturation': {
+      type: 'boolean',
+      help: 'stop once the server has stopped keeping up (its queue grows): the rest are aborted rows, exit 1',
+      set: (v, ctx) => {
+        if (v === true) ctx.o['stopOnSaturation'] = true
+      },
+    },
     'metrics-interval-ms': {
       type: 'string',
       arg: 'N',

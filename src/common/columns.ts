@@ -50,10 +50,13 @@ export const EXTRA_COLUMNS = [
   'session_id',
   'turn',
   'client_queue_time',
+  'ttfo',
+  'reasoning_tokens',
+  'spec_accept_length',
 ] as const
 
 /** Columns added after the first release: a folder written before them lacks them, and reads them as unknown. */
-export const LATER_COLUMNS: readonly string[] = ['client_queue_time']
+export const LATER_COLUMNS: readonly string[] = ['client_queue_time', 'ttfo', 'reasoning_tokens', 'spec_accept_length']
 
 export const CSV_COLUMNS = [...DESIGN_COLUMNS, ...EXTRA_COLUMNS] as const
 
@@ -76,6 +79,7 @@ export const DURATION_COLUMNS = [
   'dispatch_lag',
   'server_e2e_latency',
   'client_queue_time',
+  'ttfo',
 ] as const
 
 export type DurationColumn = (typeof DURATION_COLUMNS)[number]
@@ -95,6 +99,7 @@ export const COUNT_COLUMNS = [
   'requested_prompt_tokens',
   'session_id',
   'turn',
+  'reasoning_tokens',
 ] as const
 
 /** Durations are seconds in requests.csv and milliseconds in summaries, objectives, messages and reports. */

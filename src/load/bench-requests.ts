@@ -31,6 +31,7 @@ import { failureHooks } from './failure-schedule.ts'
 import { claimRunFolder, prepareRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
 import { runShards, shareOf } from './run-shards.ts'
 import { runSizeProblem } from './run-size.ts'
+import { SaturationWatch } from './saturation-watch.ts'
 import { flushCache, probeCacheState, probeModel, probeServerInfo } from './server-probe.ts'
 import { targetPool } from './target-pool.ts'
 import { autoProcesses, metricsSources, workerNamer } from './target-sources.ts'
@@ -96,6 +97,12 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     server,
   })
   const { dataset, tokenizer, inexactPrompts, illFormedPrompts, arrivalsS } = plan
+  if (opts.stopOnSaturation && !Number.isFinite(plan.targetRate))
+    throw new InvalidOptionError('benchRequests options', [
+      '`stopOnSaturation`: expected an open-loop run (a rate, a ramp or a trace: arrivals on a schedule), got ' +
+        'one whose load waits on answers (users, conversations, or every request at once), which cannot outrun ' +
+        'the server',
+    ])
   const timeline = [
     ...opts.timeline,
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
@@ -105,6 +112,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
   const pool = targetPool(where.url, plan.maxInFlight)
   const warnings: string[] = []
   let sampler: MetricsSampler | undefined
+  let watch: SaturationWatch | undefined
   const hooks = new TimelineRunner()
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
   for (const secret of [opts.apiKey, ...secretHeaders(opts.headers)]) {
@@ -171,6 +179,10 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     let lateStartMs: number | undefined
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
     const refusing = refusedFromTheStart(shareOf(dataset.length, host.index, host.count))
+    watch = opts.stopOnSaturation
+      ? new SaturationWatch(arrivalsS.filter((_, i) => i % host.count === host.index))
+      : undefined
+    const stops = [opts.signal, refusing.signal, watch?.signal].filter((x): x is AbortSignal => x !== undefined)
     const result = await runShards({
       dataset,
       arrivalsS,
@@ -179,12 +191,14 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       origin: opts.startAt === undefined ? undefined : clock.origin,
       maxInFlight: plan.maxInFlight,
       spec: { origin: where.url, host: where.host, runId, send: sendOptions, body, pacing: plan.pacing },
-      signal: opts.signal === undefined ? refusing.signal : AbortSignal.any([opts.signal, refusing.signal]),
+      signal: AbortSignal.any(stops),
       onProgress: opts.onProgress,
-      onRecords: (rows) => {
+      onRecords: (batch) => {
+        const rows = refusing.relabel(batch)
         csv.writeAll(rows)
         for (const r of rows) table.append(r)
         refusing.saw(rows)
+        watch?.saw(rows)
       },
       onStart: (origin) => {
         clock = startRunClock(origin)
@@ -207,10 +221,13 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
               })
             : undefined
         sampler?.start()
+        watch?.start(() => clock.nowMs() / 1000)
         hooks.start(timeline, clock.nowMs)
       },
     })
     const sampled = await sampler?.stop()
+    watch?.stop()
+    if (watch?.stopped !== undefined) warnings.push(`stopped early: ${watch.stopped.reason}`)
     if (refusing.signal.aborted) warnings.push(`stopped early: ${(refusing.signal.reason as Error).message}`)
     warnings.push(...(await hooks.failures()))
     await csv.close()
@@ -258,6 +275,9 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
         receive_busy: result.receiveBusy,
         ...fragment.load,
         ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
+        ...(watch?.stopped === undefined
+          ? {}
+          : { saturated: { at_s: Number(watch.stopped.atS.toFixed(2)), reason: watch.stopped.reason } }),
       },
       goodput: null,
       trace: fragment.trace,
@@ -320,6 +340,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     return run
   } finally {
     hooks.stop()
+    watch?.stop()
     await sampler?.stop().catch(() => undefined)
     await pool.close().catch(() => pool.destroy())
   }
@@ -425,12 +446,30 @@ const REFUSED_TO_STOP = 5
  * unsent requests are aborted rows, each saying why; one answer, or any other failure, and the run goes on as asked
  * (a server that goes down mid-run is what a failure test measures).
  */
-function refusedFromTheStart(requests: number): { signal: AbortSignal; saw(rows: readonly RequestRecord[]): void } {
+function refusedFromTheStart(requests: number): {
+  signal: AbortSignal
+  saw(rows: readonly RequestRecord[]): void
+  relabel(rows: readonly RequestRecord[]): readonly RequestRecord[]
+} {
   const controller = new AbortController()
   let refused = 0
   let other = false
   return {
     signal: controller.signal,
+    // a request not sent because nothing listens fails as the sent ones did (refused), saying it was not sent: a
+    // capacity search still sees an unreachable server, and no row claims a connection it never tried
+    relabel: (rows) =>
+      !controller.signal.aborted
+        ? rows
+        : rows.map((r) =>
+            r.error_type === 'aborted' && r.router_send_time === undefined
+              ? {
+                  ...r,
+                  error_type: 'refused',
+                  error: `not sent: ${(controller.signal.reason as Error).message}`,
+                }
+              : r,
+          ),
     saw(rows) {
       if (other || controller.signal.aborted) return
       for (const r of rows) {

@@ -184,6 +184,12 @@ export const baseOptionsSchema = z.strictObject({
     .nonnegative({ error: `expected an integer from 0 to ${MAX_WARMUP}` })
     .max(MAX_WARMUP, { error: `expected an integer from 0 to ${MAX_WARMUP}` })
     .default(0),
+  /**
+   * Stop an open-loop run once the server has stopped keeping up (GuideLLM's over-saturation stop): the requests in
+   * flight grew over 5 s by more than 5 % of what arrived and than their noise, twice in a row. The unsent requests
+   * become aborted rows saying why; summary.json's `load.saturated` says when. @default false
+   */
+  stopOnSaturation: z.boolean({ error: 'expected a boolean' }).default(false),
   /** Call the server's /flush_cache before the run. @default false */
   flushCache: z.boolean({ error: 'expected a boolean' }).default(false),
   /** Folder for requests.csv and summary.json. */

@@ -62,6 +62,18 @@ export interface RequestRecord {
    * inside them (their clock starts at the scheduled arrival).
    */
   client_queue_time: number | undefined
+  /**
+   * Time to the first token of the answer itself, reasoning excluded (AIPerf's time to first output token), from
+   * the arrival as client_ttft: where the server says which tokens are reasoning (/v1 routes); empty on /generate.
+   */
+  ttfo: number | undefined
+  /** Reasoning tokens in the answer: the server's count where it gives one, else the reasoning chunks seen. */
+  reasoning_tokens: number | undefined
+  /**
+   * Speculative decoding: output tokens per verify step, the server's meta_info.spec_accept_length where it gives
+   * one, else completion_tokens / spec_verify_ct (as SGLang's own tests compute it); empty where it says neither.
+   */
+  spec_accept_length: number | undefined
 }
 
 /**
@@ -147,6 +159,14 @@ export function buildRecord(
     session_id: obs.sessionId,
     turn: obs.turn,
     client_queue_time: seconds(obs.slotWaitMs),
+    ttfo: diff(seconds(obs.firstAnswerMs), arrival),
+    // known where the answer was seen to begin (none seen before it is 0); unknown where the route cannot tell
+    reasoning_tokens: obs.firstAnswerMs !== undefined ? (obs.reasoningTokens ?? 0) : obs.reasoningTokens,
+    spec_accept_length:
+      obs.specAcceptLength ??
+      (obs.specVerifyCt !== undefined && obs.specVerifyCt > 0 && outTokens !== undefined
+        ? toMicros(outTokens / obs.specVerifyCt)
+        : undefined),
   }
 }
 

@@ -55,6 +55,8 @@ function interpretGenerate(payload: Json, obs: Observation, atMs: number): void 
   }
   obs.promptTokens = num(meta['prompt_tokens']) ?? obs.promptTokens
   obs.cachedTokens = num(meta['cached_tokens']) ?? obs.cachedTokens
+  obs.specVerifyCt = num(meta['spec_verify_ct']) ?? obs.specVerifyCt
+  obs.specAcceptLength = num(meta['spec_accept_length']) ?? obs.specAcceptLength
   collectTiming(meta, obs.serverTiming)
   const finish = meta['finish_reason']
   if (isObject(finish)) {
@@ -82,6 +84,10 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
       if (obs.answer !== undefined && typeof delta['content'] === 'string') obs.answer += delta['content']
       else if (obs.answer !== undefined && typeof delta['text'] === 'string') obs.answer += delta['text']
     }
+    const reasoning = delta['reasoning_content']
+    if (typeof reasoning === 'string' && reasoning.length > 0) obs.reasoningTokens = (obs.reasoningTokens ?? 0) + 1
+    const text = [delta['content'], delta['text']].find((c): c is string => typeof c === 'string' && c.length > 0)
+    if (text !== undefined) answerText(obs, text, atMs)
     if (typeof choice['finish_reason'] === 'string') obs.finishReason = choice['finish_reason']
     if (choice['finish_reason'] === 'abort' || choice['finish_reason'] === 'error')
       throw new PayloadError(
@@ -91,6 +97,12 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
   }
   const usage = payload['usage']
   if (isObject(usage)) {
+    // the server's own count wins over the chunks seen: SGLang's usage.reasoning_tokens, OpenAI's
+    // completion_tokens_details.reasoning_tokens (a 0 where reasoning was seen is a server that does not count it)
+    const completion = usage['completion_tokens_details']
+    const counted =
+      num(usage['reasoning_tokens']) ?? (isObject(completion) ? num(completion['reasoning_tokens']) : undefined)
+    if (counted !== undefined && (counted > 0 || obs.reasoningTokens === undefined)) obs.reasoningTokens = counted
     obs.promptTokens = num(usage['prompt_tokens']) ?? obs.promptTokens
     obs.completionTokens = num(usage['completion_tokens']) ?? obs.completionTokens
     const details = usage['prompt_tokens_details']
@@ -102,4 +114,21 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
     if (!isObject(details) && evaluated !== undefined && prompt !== undefined && evaluated <= prompt)
       obs.cachedTokens = prompt - evaluated
   }
+}
+
+/**
+ * Text of a /v1 answer: reasoning while it is inside <think>…</think> (as a model without SGLang's
+ * --reasoning-parser sends it), the answer from the first text after it, or from the first text where it opens with
+ * none. A chunk that closes the reasoning and begins the answer begins it.
+ */
+function answerText(obs: Observation, text: string, atMs: number): void {
+  if (obs.think === 'unknown') obs.think = text.trimStart().startsWith('<think>') ? 'inside' : 'after'
+  if (obs.think === 'inside') {
+    obs.reasoningTokens = (obs.reasoningTokens ?? 0) + 1
+    const end = text.indexOf('</think>')
+    if (end === -1) return
+    obs.think = 'after'
+    if (text.slice(end + '</think>'.length).trim() === '') return
+  }
+  obs.firstAnswerMs ??= atMs
 }

@@ -32,6 +32,19 @@ export interface Observation {
   cachedTokens: number | undefined
   outputTokensFromTrace: number | undefined
   finishReason: string | undefined
+  /**
+   * The first token of the answer itself, reasoning excluded: where the server says which tokens are reasoning
+   * (chat's reasoning_content, text inside <think>…</think>); undefined where the route cannot tell (/generate).
+   */
+  firstAnswerMs: number | undefined
+  /** Reasoning tokens: the server's count (usage) where it gives one, else the reasoning chunks seen. */
+  reasoningTokens: number | undefined
+  /** Where a /v1 text stream is against <think>…</think>: not yet known, inside it, or past it (or none). */
+  think: 'unknown' | 'inside' | 'after'
+  /** Speculative decoding, where the server says: its verify steps (SGLang's meta_info.spec_verify_ct). */
+  specVerifyCt: number | undefined
+  /** Its own accept length where it gives one (meta_info.spec_accept_length). */
+  specAcceptLength: number | undefined
   /** Per-token inter-token latencies after the first token, summarised as they arrive. */
   itlSumMs: number
   itlCount: number
@@ -85,6 +98,11 @@ export function newObservation(
     cachedTokens: undefined,
     outputTokensFromTrace: undefined,
     finishReason: undefined,
+    firstAnswerMs: undefined,
+    reasoningTokens: undefined,
+    think: 'unknown',
+    specVerifyCt: undefined,
+    specAcceptLength: undefined,
     itlSumMs: 0,
     itlCount: 0,
     itlMaxMs: 0,

@@ -198,11 +198,17 @@ export function noSuccess(run: Pick<BenchRun, 'summary' | 'table'>): string | un
     const e = run.table.text('error', i) ?? 'failed without an error message'
     counts.set(e, (counts.get(e) ?? 0) + 1)
   }
-  const [error, n] = [...counts].sort((a, b) => b[1] - a[1])[0] as [string, number]
+  // requests not sent once the server had refused every connection from the start are said apart
+  const notSent = [...counts]
+    .filter(([e]) => e.startsWith('not sent: the server refused'))
+    .reduce((a, [, k]) => a + k, 0)
+  const sent = [...counts].filter(([e]) => !e.startsWith('not sent: the server refused'))
+  const [error, n] = (sent.length > 0 ? sent : [...counts]).sort((a, b) => b[1] - a[1])[0] as [string, number]
   const refused = (s.errors_by_type['refused'] ?? 0) > 0
   return (
-    `no request succeeded: ${s.failures} of ${s.requests} failed, ${n === s.failures ? 'all' : `${n}`} with ` +
-    `"${error}"${refused ? ` (connection refused by ${s.target}: is the server running?)` : ''}`
+    `no request succeeded: ${s.failures} of ${s.requests} failed, ${n + notSent === s.failures ? 'all' : `${n}`} ` +
+    `with "${error}"${notSent > 0 ? ` (${notSent} of them not sent, once the first ${n} were refused)` : ''}` +
+    `${refused ? ` (connection refused by ${s.target}: is the server running?)` : ''}`
   )
 }
 

@@ -48,6 +48,8 @@ export interface RunContext {
     think_time_ms?: unknown
     /** A shard that began after its `startAt`: by how many ms (its first requests were sent late). */
     late_start_ms?: number
+    /** With `stopOnSaturation`, where the server stopped keeping up: when (s from the start), and the evidence. */
+    saturated?: { at_s: number; reason: string }
   }
   /**
    * With the `slo` option: the fraction of all requests that succeeded within every per-request limit, and per second.

@@ -58,6 +58,12 @@ export interface RunSummary {
   }
   /** Successful rows with a `warning` (short output, another prompt length). */
   rows_with_warnings: number
+  /**
+   * Speculative decoding, where the server says: output tokens per verify step over the requests (their
+   * spec_accept_length), and the output tokens a streamed chunk carried on average (ITL is per token; a chunk of
+   * several tokens is a gap that many times as long). Null where no request said.
+   */
+  speculative: { accept_length: Distribution; tokens_per_chunk: number | null } | null
 }
 
 export interface SummaryInputs {
@@ -186,5 +192,14 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
     ttft_source: ttftSource(table),
     lengths: lengths(table, inputs.chat === true, scratch),
     rows_with_warnings: warnings,
+    speculative: speculative(table, outputs.sum, scratch),
   }
+}
+
+/** The speculative figures over the successful rows that carry an accept length (see RunSummary.speculative). */
+function speculative(table: RecordTable, outputTokens: number, scratch: Float64Array): RunSummary['speculative'] {
+  const accept = distribution(table.known('spec_accept_length', { into: scratch }), 1)
+  if (accept === undefined) return null
+  const chunks = sumOf(table.known('chunks', { into: scratch }))
+  return { accept_length: accept, tokens_per_chunk: chunks > 0 ? outputTokens / chunks : null }
 }

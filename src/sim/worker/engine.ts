@@ -17,6 +17,11 @@ export interface EngineConfig {
   speed: number
   /** With a unified KV cache (llama.cpp): the cells idle slots hold at start, spread over the slots. */
   kvCacheTokens?: number
+  /**
+   * Speculative decoding: the tokens a decode step yields a request on average (its accept length, ≥ 1), at the
+   * step's cost; each step of a request is one verify (`spec_verify_ct`). 1, or none: one token a step.
+   */
+  specAcceptLength?: number
 }
 
 /** A llama.cpp slot: what its last request left in the KV cache, and when it was last taken (its LRU order). */
@@ -216,14 +221,27 @@ export class SimEngine {
       prefilled.push(req)
       this.#emit(req, epoch)
     }
-    for (const req of decode) if (!req.aborted) this.#emit(req, epoch)
+    for (const req of decode) if (!req.aborted) this.#emit(req, epoch, this.#accepted(req))
     if (!this.#cfg.disableRadixCache) for (const req of prefilled) this.cache.insert(req.promptIds)
     this.#startStep()
   }
 
-  #emit(req: SimRequest, epoch: number): void {
-    req.generated++
-    this.#generatedTotal++
+  /**
+   * The tokens a decode step yields `req`: its accept length spread evenly over its verifies (⌊t·X⌋ − ⌊(t−1)·X⌋ at
+   * its t-th, so t verifies have yielded ⌊t·X⌋ tokens: X on average, exactly, and deterministic).
+   */
+  #accepted(req: SimRequest): number {
+    const x = this.#cfg.specAcceptLength ?? 1
+    if (x <= 1) return 1
+    req.specVerifyCt++
+    return Math.floor(req.specVerifyCt * x) - Math.floor((req.specVerifyCt - 1) * x)
+  }
+
+  #emit(req: SimRequest, epoch: number, tokens = 1): void {
+    // a step's tokens leave together, in one chunk (a speculative step's several), never past the target
+    const n = Math.max(1, Math.min(tokens, req.targetTokens - req.generated))
+    req.generated += n
+    this.#generatedTotal += n
     if (req.lastTokenEpoch !== undefined) this.#metrics?.observeItl(epoch - req.lastTokenEpoch)
     else this.#metrics?.observeTtft(epoch - req.createdEpoch)
     req.lastTokenEpoch = epoch

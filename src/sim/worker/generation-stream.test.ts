@@ -19,6 +19,7 @@ const request = (): SimRequest => ({
   cachedTokens: 2,
   prefillDone: 3,
   generated: 0,
+  specVerifyCt: 0,
   outputId: () => 0,
   aborted: false,
   stallAtToken: undefined,

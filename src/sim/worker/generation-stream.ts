@@ -88,11 +88,18 @@ export class GenerationOutput {
     }
   }
 
-  /** Text and ids since the last call, for incremental streaming. */
-  takeDelta(): { text: string; ids: number[] } {
-    const delta = { text: this.#textOf(this.sentIds, this.length), ids: this.#idsOf(this.sentIds, this.length) }
-    this.sentIds = this.length
+  /** Text and ids since the last call, for incremental streaming; with `upTo`, of the tokens before it only. */
+  takeDelta(upTo = Number.POSITIVE_INFINITY): { text: string; ids: number[]; from: number; to: number } {
+    const from = this.sentIds
+    const to = Math.max(from, Math.min(this.length, upTo))
+    const delta = { text: this.#textOf(from, to), ids: this.#idsOf(from, to), from, to }
+    this.sentIds = to
     return delta
+  }
+
+  /** The text of tokens [from, to). */
+  textOf(from: number, to: number): string {
+    return this.#textOf(from, Math.min(to, this.length))
   }
 
   #idsOf(from: number, to: number): number[] {
@@ -235,6 +242,8 @@ export class GeneratePayloads {
       reasoning_tokens: 0,
       completion_tokens: req.generated,
       cached_tokens: req.cachedTokens,
+      // speculative decoding on: the verifies so far, as SGLang's meta_info says them (first and last chunks)
+      ...(this.#state.config.speculativeAcceptLength > 1 ? { spec_verify_ct: req.specVerifyCt } : {}),
       ...timingFields(req, this.#timing, finish !== undefined),
     }
   }

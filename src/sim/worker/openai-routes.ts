@@ -48,13 +48,14 @@ function maxTokens(kind: Kind, body: Body): number | null {
 }
 
 /** SGLang's usage block; with --enable-cache-report it says how many prompt tokens the prefix cache held. */
-function usage(req: SimRequest, cacheReport: boolean): Body {
+/** SGLang's usage: `reasoning_tokens` at its top level (its UsageInfo), the reasoning's share of the answer. */
+function usage(req: SimRequest, cacheReport: boolean, reasoning: number): Body {
   return {
     prompt_tokens: req.promptIds.length,
     completion_tokens: req.generated,
     total_tokens: req.promptIds.length + req.generated,
     prompt_tokens_details: cacheReport ? { cached_tokens: req.cachedTokens } : null,
-    reasoning_tokens: 0,
+    reasoning_tokens: Math.min(reasoning, req.generated),
   }
 }
 
@@ -111,6 +112,21 @@ export async function handleOpenAi(
     kind === 'chat'
       ? { delta: { content: text, reasoning_content: null }, finish_reason: null }
       : { text, finish_reason: null, matched_stop: null }
+  // --reasoning-tokens N: the answer's first N tokens are reasoning, said as a reasoning parser says them
+  const reasoning = state.config.reasoningTokens
+  const thinking = (d: { text: string; from: number; to: number }): Body =>
+    kind === 'chat'
+      ? { delta: { content: null, reasoning_content: d.text }, finish_reason: null }
+      : {
+          text: `${d.from === 0 ? '<think>' : ''}${d.text}${d.to === reasoning ? '</think>' : ''}`,
+          finish_reason: null,
+          matched_stop: null,
+        }
+  const takeDeltas = (): Body[] => {
+    const out1 = out.takeDelta(reasoning)
+    const out2 = out.takeDelta()
+    return [...(out1.to > out1.from ? [thinking(out1)] : []), ...(out2.text !== '' ? [content(out2.text)] : [])]
+  }
   const sendDelta = (r: SimRequest): void => {
     out.catchUp(r.generated)
     if (!started) {
@@ -122,8 +138,15 @@ export async function handleOpenAi(
           chunk({ delta: { role: 'assistant', content: '', reasoning_content: null }, finish_reason: null }),
         )
     }
-    const delta = out.takeDelta().text
-    if (delta !== '') writeEvent(res, chunk(content(delta)))
+    for (const c of takeDeltas()) writeEvent(res, chunk(c))
+  }
+  /** A whole answer: the reasoning apart (chat) or in its tags (completions), then the rest. */
+  const whole = (): { reasoning: string | null; text: string } => {
+    const n = Math.min(reasoning, out.length)
+    if (n === 0) return { reasoning: null, text: out.text }
+    return kind === 'chat'
+      ? { reasoning: out.textOf(0, n), text: out.textOf(n, out.length) }
+      : { reasoning: null, text: `<think>${out.textOf(0, n)}</think>${out.textOf(n, out.length)}` }
   }
   const simReq = state.newRequest({
     rid,
@@ -142,10 +165,11 @@ export async function handleOpenAi(
         const finishReason = reason.type
         if (!stream) {
           out.catchUp(r.generated)
+          const w = whole()
           const choice =
             kind === 'chat'
-              ? { message: { role: 'assistant', content: out.text, reasoning_content: null, tool_calls: null } }
-              : { text: out.text }
+              ? { message: { role: 'assistant', content: w.text, reasoning_content: w.reasoning, tool_calls: null } }
+              : { text: w.text }
           const object = kind === 'chat' ? 'chat.completion' : 'text_completion'
           return sendJson(res, 200, {
             id: rid,
@@ -153,7 +177,7 @@ export async function handleOpenAi(
             created,
             model,
             choices: [{ index: 0, ...choice, logprobs: null, finish_reason: finishReason, matched_stop: null }],
-            usage: usage(r, state.config.enableCacheReport),
+            usage: usage(r, state.config.enableCacheReport, reasoning),
             metadata: { weight_version: 'default' },
           })
         }
@@ -165,7 +189,10 @@ export async function handleOpenAi(
             out.catchUp(r.generated)
             if (!started) startSse(res)
             started = true
-            writeEvent(res, chunk({ text: out.takeDelta().text, finish_reason: finishReason, matched_stop: null }))
+            const deltas = takeDeltas()
+            for (const c of deltas.slice(0, -1)) writeEvent(res, chunk(c))
+            const last = deltas.at(-1) as { text?: string } | undefined
+            writeEvent(res, chunk({ text: last?.text ?? '', finish_reason: finishReason, matched_stop: null }))
           }
           if (includeUsage)
             writeEvent(res, {
@@ -174,7 +201,7 @@ export async function handleOpenAi(
               created,
               model,
               choices: [],
-              usage: usage(r, state.config.enableCacheReport),
+              usage: usage(r, state.config.enableCacheReport, reasoning),
             })
           endSse(res)
         })

@@ -14,6 +14,8 @@ export interface SimRequest {
   cachedTokens: number
   prefillDone: number
   generated: number
+  /** Speculative decoding: the verify steps the request has had (SGLang's meta_info.spec_verify_ct). */
+  specVerifyCt: number
   /** The id the request generates at an output position (deterministic, as the streams send it). */
   outputId: (position: number) => number
   aborted: boolean

@@ -28,6 +28,8 @@ export const WORKER_FLAGS: FlagSpec = {
   profile: { type: 'string' },
   speed: { type: 'string' },
   'kv-cache-tokens': { type: 'string' },
+  'reasoning-tokens': { type: 'string' },
+  'speculative-accept-length': { type: 'string' },
   'startup-delay': { type: 'string' },
   'warmup-time': { type: 'string' },
   'fault-crash-at-start': { type: 'string' },
@@ -89,6 +91,12 @@ const schema = z.object({
   kvCacheTokens: intFlag('a number of tokens')
     .pipe(z.number().nonnegative({ error: 'expected a non-negative number of tokens' }))
     .optional(),
+  reasoningTokens: intFlag('a number of tokens')
+    .pipe(z.number().nonnegative({ error: 'expected a non-negative number of tokens' }))
+    .default(0),
+  speculativeAcceptLength: numberFlag('a number of tokens of at least 1')
+    .pipe(z.number().min(1, { error: 'expected a number of tokens of at least 1' }))
+    .default(1),
   startupDelay: seconds.default(0),
   warmupTime: seconds.default(0.2),
   faultCrashAtStart: z.string().optional(),

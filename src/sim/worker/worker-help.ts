@@ -30,6 +30,13 @@ Simulator only:
   --kv-cache-tokens N               the cells idle slots hold at start, with a profile calibrated on llama.cpp
                                     (its unified KV cache keeps finished requests' contexts): the state a used
                                     server is in, as its llamacpp:kv_cache_tokens says (default 0: fresh)
+  --reasoning-tokens N              the first N tokens of every answer are reasoning, each API in its own form:
+                                    chat's delta.reasoning_content (and usage's completion_tokens_details
+                                    .reasoning_tokens), /v1/completions' text inside <think>…</think>, as a
+                                    reasoning model behind SGLang's --reasoning-parser serves them (default 0)
+  --speculative-accept-length X     speculative decoding: a decode step yields X tokens a request on average (at
+                                    its one step's cost), sent in one chunk; meta_info carries spec_verify_ct, the
+                                    verifies, as SGLang's with a draft model (default 1: off)
   --startup-delay S                 seconds before listening, as a model load (default 0)
   --warmup-time S                   seconds /health answers 503 after listening (default 0.2)
 

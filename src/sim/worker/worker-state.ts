@@ -55,6 +55,7 @@ export class WorkerState {
         disableRadixCache: config.disableRadixCache,
         speed: config.speed,
         kvCacheTokens: config.kvCacheTokens,
+        specAcceptLength: config.speculativeAcceptLength,
       },
       this.metrics,
     )
@@ -112,6 +113,7 @@ export class WorkerState {
       cachedTokens: 0,
       prefillDone: 0,
       generated: 0,
+      specVerifyCt: 0,
       outputId: (position) => outputTokenId(seed, outputHash, position),
       aborted: false,
       stallAtToken: stalls ? Math.floor(targetTokens / 2) : undefined,

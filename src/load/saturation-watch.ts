@@ -1,0 +1,83 @@
+import { linearRegression } from 'simple-statistics'
+import type { RequestRecord } from '../record/request-record.ts'
+
+/** How often the in-flight count is sampled, and over how long its trend is judged. */
+const SAMPLE_MS = 250
+const WINDOW_S = 5
+/** Arrivals before this are the ramp: a queue filling to its steady level is not a server falling behind. */
+const RAMP_S = 2
+/** A server keeps up when it completes this fraction of what arrives (capacity's own test, KEEP_UP_FRACTION). */
+const KEEP_UP = 0.95
+
+/**
+ * Stops an open-loop run once the server has stopped keeping up (`stopOnSaturation`, GuideLLM's over-saturation
+ * stop): every 250 ms the requests due by then less those finished, and over the last 5 s that count's trend. When
+ * it grew by more than 5 % of what arrived in the window and by more than its own noise (3 √mean + 2) — the test a
+ * capacity step's backlog passes — twice in a row, the run is aborted: the unsent requests become aborted rows
+ * saying why, and the summary says when.
+ */
+export class SaturationWatch {
+  readonly #controller = new AbortController()
+  readonly #arrivalsS: Float64Array
+  readonly #samples: Array<[number, number]> = []
+  #finished = 0
+  #due = 0
+  #strikes = 0
+  #timer: NodeJS.Timeout | undefined
+  /** When the run was stopped, seconds from its start, and why. */
+  stopped: { atS: number; reason: string } | undefined
+
+  /** `arrivalsS`: this host's requests' scheduled arrivals, seconds from the start. */
+  constructor(arrivalsS: ArrayLike<number>) {
+    this.#arrivalsS = Float64Array.from(arrivalsS).sort()
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal
+  }
+
+  saw(rows: readonly RequestRecord[]): void {
+    for (const r of rows) if (r.finish_time !== undefined) this.#finished++
+  }
+
+  /** Starts watching from the run's start; `nowS` is seconds since it. */
+  start(nowS: () => number): void {
+    this.#timer = setInterval(() => this.#sample(nowS()), SAMPLE_MS)
+    this.#timer.unref()
+  }
+
+  stop(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+  }
+
+  #sample(t: number): void {
+    while (this.#due < this.#arrivalsS.length && (this.#arrivalsS[this.#due] as number) <= t) this.#due++
+    // the schedule is done: what is left drains, it does not grow
+    if (this.#due === this.#arrivalsS.length) {
+      this.stop()
+      return
+    }
+    this.#samples.push([t, this.#due - this.#finished])
+    while ((this.#samples[0]?.[0] ?? t) < t - WINDOW_S) this.#samples.shift()
+    const from = this.#samples[0]?.[0] ?? t
+    if (from < RAMP_S || t - from < WINDOW_S * 0.9) return
+    const { m } = linearRegression(this.#samples)
+    const growth = m * (t - from)
+    const mean = this.#samples.reduce((a, [, n]) => a + n, 0) / this.#samples.length
+    let arrived = 0
+    for (const a of this.#arrivalsS) if (a > from && a <= t) arrived++
+    const noise = 3 * Math.sqrt(Math.max(1, mean)) + 2
+    if (growth <= Math.max((1 - KEEP_UP) * arrived, noise)) {
+      this.#strikes = 0
+      return
+    }
+    if (++this.#strikes < 2) return
+    const reason =
+      `the server stopped keeping up: over the ${(t - from).toFixed(1)} s to ${t.toFixed(1)} s, ${arrived} requests ` +
+      `arrived and the requests in flight grew by ${growth.toFixed(0)} (to ${this.#due - this.#finished}), more than ` +
+      `${((1 - KEEP_UP) * 100).toFixed(0)} % of the arrivals and than their noise (stopOnSaturation)`
+    this.stopped = { atS: t, reason }
+    this.stop()
+    this.#controller.abort(new Error(reason))
+  }
+}

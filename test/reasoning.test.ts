@@ -1,0 +1,112 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect, test } from 'vitest'
+import { unknownMetrics } from '../src/history/history-store.ts'
+import { benchRequests } from '../src/index.ts'
+import { matchers } from '../src/matchers/matchers.ts'
+import { percentileSorted } from '../src/summarise/percentile.ts'
+import { startSimWorker } from './helpers/sim.ts'
+
+expect.extend(matchers)
+
+const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-reasoning-'))
+const p50 = (xs: number[]): number => percentileSorted(Float64Array.from(xs).sort(), 50)
+
+// A reasoning model, simulated: the first 16 tokens of every answer are reasoning, each API in its own form
+// (chat's reasoning_content, completions' <think>…</think>). The time to the first answer token is then the first
+// token's time plus 16 steps of decode.
+test.each(['chat', 'completions'] as const)(
+  '%s: reasoning_tokens is 16 a request, and ttfo p50 is ttft p50 + 16 × TPOT within 10 %',
+  async (api) => {
+    const worker = await startSimWorker(['--speed', '4', '--reasoning-tokens', '16'], `reasoning-${api}`)
+    try {
+      const run = await benchRequests(worker, {
+        api,
+        rate: 20,
+        requests: 40,
+        tokenizer: 'words',
+        dataset: { kind: 'random', inputLen: 32, outputLen: 48 },
+        metricsIntervalMs: 0,
+        outDir: outDir(),
+      })
+      expect(run.summary.success_rate).toBe(1)
+      expect(run.records.map((r) => r.reasoning_tokens)).toEqual(Array(40).fill(16))
+      const ttft = p50(run.records.map((r) => r.client_ttft as number))
+      const ttfo = p50(run.records.map((r) => r.ttfo as number))
+      const tpot = p50(run.records.map((r) => r.tpot as number))
+      expect(ttfo).toBeGreaterThan(ttft)
+      expect(Math.abs(ttfo - (ttft + 16 * tpot)) / (ttft + 16 * tpot)).toBeLessThan(0.1)
+      // in the CSV, the summary and the SLO grammar as every duration is
+      const header = readFileSync(run.files.csv, 'utf8').split('\n')[0] as string
+      expect(header.split(',').slice(-3)).toEqual(['ttfo', 'reasoning_tokens', 'spec_accept_length'])
+      expect(run.summary.metrics.ttfo?.p50).toBeCloseTo(ttfo * 1000, 3)
+      expect(run).toMeetSlo({ ttfo: { p50: ttfo * 1000 * 1.01 }, reasoning_tokens: { p50: 16 } })
+      expect(() => expect(run).toMeetSlo({ ttfo: { p50: ttft * 1000 } })).toThrow(/ttfo/u)
+      expect(unknownMetrics(['ttfo.p99'])).toEqual([])
+    } finally {
+      await worker.stop()
+    }
+  },
+  60_000,
+)
+
+test('a server without reasoning: reasoning_tokens 0 and ttfo the first token on /v1; unknown (empty) on /generate', async () => {
+  const worker = await startSimWorker(['--speed', '4'], 'no-reasoning')
+  try {
+    for (const api of ['chat', 'generate'] as const) {
+      const run = await benchRequests(worker, {
+        api,
+        rate: 50,
+        requests: 10,
+        tokenizer: 'words',
+        dataset: { kind: 'random', inputLen: 16, outputLen: 8 },
+        metricsIntervalMs: 0,
+        outDir: outDir(),
+      })
+      for (const r of run.records)
+        if (api === 'chat') {
+          expect(r.reasoning_tokens).toBe(0)
+          expect(r.ttfo).toBe(r.client_ttft)
+        } else {
+          expect(r.reasoning_tokens).toBeUndefined()
+          expect(r.ttfo).toBeUndefined()
+        }
+    }
+  } finally {
+    await worker.stop()
+  }
+}, 60_000)
+
+// Speculative decoding, simulated: every decode step yields 3 tokens a request at one step's cost, in one chunk.
+test('speculative decoding at accept length 3: spec_accept_length p50 within 5 % of 3, TPOT a third of the step', async () => {
+  const plain = await startSimWorker(['--speed', '4'], 'spec-off')
+  const spec = await startSimWorker(['--speed', '4', '--speculative-accept-length', '3'], 'spec-3')
+  try {
+    const options = {
+      rate: 5,
+      requests: 20,
+      tokenizer: 'words' as const,
+      dataset: { kind: 'random' as const, inputLen: 32, outputLen: 64 },
+      metricsIntervalMs: 0,
+    }
+    // one request at a time, mostly: the step is the decode of one stream, the same on both servers
+    const off = await benchRequests(plain, { ...options, outDir: outDir() })
+    const on = await benchRequests(spec, { ...options, outDir: outDir() })
+    expect(on.summary.success_rate).toBe(1)
+    const accept = p50(on.records.map((r) => r.spec_accept_length as number))
+    expect(Math.abs(accept - 3) / 3).toBeLessThan(0.05)
+    expect(off.records.every((r) => r.spec_accept_length === undefined)).toBe(true)
+    expect(off.summary.speculative).toBeNull()
+    // TPOT ≈ the step time / 3: a third of the plain server's
+    const ratio = (on.summary.metrics.tpot?.p50 as number) / (off.summary.metrics.tpot?.p50 as number)
+    expect(ratio).toBeGreaterThan(0.25)
+    expect(ratio).toBeLessThan(0.42)
+    // a chunk carries the step's tokens: said, so that ITL (per token) is not read as the gap between chunks
+    expect(on.summary.speculative?.tokens_per_chunk).toBeGreaterThan(2.5)
+    expect(on.summary.speculative?.accept_length.p50).toBeCloseTo(accept, 6)
+  } finally {
+    await plain.stop()
+    await spec.stop()
+  }
+}, 60_000)
