@@ -12,15 +12,15 @@ const TIMING = [
   // the history gate's series (40 runs at speed 1, 40 at 4 for SQLite and PostgreSQL, a CLI run judged), 98 s on CI:
   // the longest, so first (fifth, it ran on one worker for a minute after the other had finished)
   'test/history.test.ts',
-  // issue 30's latency-judged tests, 60 s (its refusals run with the unit files: issue-30-refusals.test.ts)
-  'test/issue-30.test.ts',
+  // what bench_serving's flags mean, judged by latency, 60–85 s (the refusals run with the unit files: refusals.test.ts)
+  'test/bench-serving-meanings.test.ts',
   // capacity searches and sweeps from the shell, 46 s: a step sent late is invalid, and a search of invalid steps stops
   'test/command-line.test.ts',
   'test/capacity.test.ts',
-  'test/issue-32.test.ts',
+  'test/client-ttft-and-search-start.test.ts',
   'test/server-metrics.test.ts',
-  // issue 31's capacity searches and sweeps (its other tests run with the unit files), 20 s
-  'test/issue-31-search.test.ts',
+  // Ctrl-C and the folders that searches and sweeps own (the other inputs' tests run with the unit files), 20 s
+  'test/interrupts-and-folders.test.ts',
   'test/sim-router.test.ts',
   // closed-loop users: each request sent its think time after an answer, within 50 ms (a timer fired 66 ms late with
   // three unit files at once on CI's two cores), 3 s
@@ -28,19 +28,19 @@ const TIMING = [
 ]
 /**
  * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 20 requests a point.
- * Beside issue 30's capacity search it read +10, +14 and +19 % while the client's and the simulator's own overhead was
+ * Beside bench-serving-meanings' capacity search it read +10, +14 and +19 % while the client's and the simulator's own overhead was
  * counted twice; taken off (calibrate measures it), −1.8, +9.5 and +9.1 % — still too near 15 % to share the machine.
  */
 const ALONE = ['test/calibrate.test.ts']
 /**
  * Studies that run alone: the capacity study's searches must find exactly 2× from speed 4 to 8, and routing-policies
- * compares p99 TTFTs, which beside the calibrated cluster read cache_aware 81.1 ms against random's 77.9 (alone: 39.7
- * against 85.8, the same every run).
+ * runs its cluster at --speed 2 (this project's topology); it compares TTFT p50s 3× apart now, which once were p99s
+ * that beside the calibrated cluster read cache_aware 81.1 ms against random's 77.9.
  */
 const ALONE_STUDIES = ['studies/capacity.study.ts', 'studies/routing-policies.study.ts']
 /**
  * Files that run side by side, longest first: without the durations of an earlier run (a clean clone, CI) Vitest starts
- * the largest files first, and there issue 30's 60 s file started a minute into unit-timing's pairs, and the 45 s
+ * the largest files first, and there bench-serving-meanings' 60 s file started a minute into unit-timing's pairs, and the 45 s
  * calibrated-cluster study after two short ones. A project's files in its list's order, the rest after them.
  */
 const LONGEST_FIRST: Record<string, string[]> = {

@@ -7,7 +7,7 @@ import type { StartedServer } from '../src/launch/started-server.ts'
 import { bin, cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
-// Issue 31's item 8, apart from the latency-judged tests of test/issue-31.test.ts: it is bound by the CPU.
+// A large CSV streamed as it is written, apart from the latency-judged tests: it is bound by the CPU.
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-csv-'))
 const read = (dir: string, name: string): string => readFileSync(join(dir, name), 'utf8')
 let worker: StartedServer

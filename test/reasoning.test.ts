@@ -21,9 +21,10 @@ test.each(['chat', 'completions'] as const)(
   async (api) => {
     const worker = await startSimWorker(['--speed', '4', '--reasoning-tokens', '16'], `reasoning-${api}`)
     try {
+      // a light load (one or two streams at a time): the step, and so TPOT, is the same for every request
       const run = await benchRequests(worker, {
         api,
-        rate: 20,
+        rate: 8,
         requests: 40,
         tokenizer: 'words',
         dataset: { kind: 'random', inputLen: 32, outputLen: 48 },
@@ -41,8 +42,10 @@ test.each(['chat', 'completions'] as const)(
       const header = readFileSync(run.files.csv, 'utf8').split('\n')[0] as string
       expect(header.split(',').slice(-3)).toEqual(['ttfo', 'reasoning_tokens', 'spec_accept_length'])
       expect(run.summary.metrics.ttfo?.p50).toBeCloseTo(ttfo * 1000, 3)
-      expect(run).toMeetSlo({ ttfo: { p50: ttfo * 1000 * 1.01 }, reasoning_tokens: { p50: 16 } })
-      expect(() => expect(run).toMeetSlo({ ttfo: { p50: ttft * 1000 } })).toThrow(/ttfo/u)
+      // judged at any pace: what is checked is the objective on ttfo, not whether a busy machine sent on time
+      const anyPace = { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity, maxReceiveBusy: Infinity }
+      expect(run).toMeetSlo({ ttfo: { p50: ttfo * 1000 * 1.01 }, reasoning_tokens: { p50: 16 } }, anyPace)
+      expect(() => expect(run).toMeetSlo({ ttfo: { p50: ttft * 1000 } }, anyPace)).toThrow(/✗ ttfo p50/u)
       expect(unknownMetrics(['ttfo.p99'])).toEqual([])
     } finally {
       await worker.stop()

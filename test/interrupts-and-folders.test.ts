@@ -11,7 +11,7 @@ import { bin, cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 31, reliability round 4: its capacity searches and sweeps (latency-judged: a step sent late is invalid), apart
-// from test/issue-31.test.ts, so they run one file at a time (vitest.config.ts's TIMING).
+// from test/inputs-and-errors.test.ts, so they run one file at a time (vitest.config.ts's TIMING).
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-31-'))
 const read = (dir: string, name: string): string => readFileSync(join(dir, name), 'utf8')
 let worker: StartedServer

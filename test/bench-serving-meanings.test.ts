@@ -40,7 +40,7 @@ test('--max-concurrency 8 means what bench_serving means: ttft from the send, th
   expect(f.metrics.ttft.p50).toBeGreaterThan(c.metrics.ttft.p50 + 0.5 * c.metrics.client_queue_time.p50)
   expect(c.options.maxConcurrency).toBe(8)
   const csv = readFileSync(join(capped, 'requests.csv'), 'utf8').split('\n')
-  expect(csv[0]?.split(',').at(-1)).toBe('client_queue_time')
+  expect(csv[0]?.split(',')).toContain('client_queue_time')
 }, 120_000)
 
 test("a repeated run sends prompts no cache has seen; --prompt-nonce off repeats the seed's prompts", async () => {
