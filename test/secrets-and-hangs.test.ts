@@ -20,6 +20,7 @@ import { benchRequests, LlmPerfError } from '../src/index.ts'
 import { mergeRuns } from '../src/load/merge-runs.ts'
 import { matchers } from '../src/matchers/matchers.ts'
 import { MetricsSampler } from '../src/server-metrics/metrics-sampler.ts'
+import { cli } from './helpers/cli.ts'
 import { withServer } from './helpers/fixture-server.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
@@ -171,6 +172,59 @@ describe('nvidia-smi, whatever it does, ends with the run', () => {
     await new Promise((r) => setTimeout(r, 200))
     // [l]: the pattern does not match pgrep's own shell
     expect(execSync(`pgrep -f '[l]${marker.slice(1)}' || true`, { encoding: 'utf8' }).trim()).toBe('')
+  })
+
+  test('a run not told of GPUs samples every GPU nvidia-smi lists, unasked; --gpus none and sampleGpus: false do not', async () => {
+    // an nvidia-smi of two GPUs: their indices when listed, then a sample a tenth of a second
+    fake(
+      `case "$1" in --query-gpu=index) echo 0; echo 1; exit 0;; esac\nwhile true; do echo "0, 40, 2000, 150.5"; echo "1, 60, 3000, 200"; sleep 0.1; done`,
+    )
+    const server = await startSimWorker([], 'gpu-auto')
+    try {
+      const auto = await benchRequests({ url: server.url }, { ...small, outDir: outDir(), metricsIntervalMs: 100 })
+      expect(auto.summary.server_metrics?.gpus?.peaks).toEqual({
+        gpu0: { gpu_utilization_pct: 40, gpu_memory_used_mib: 2000, gpu_power_w: 150.5 },
+        gpu1: { gpu_utilization_pct: 60, gpu_memory_used_mib: 3000, gpu_power_w: 200 },
+      })
+      const off = await benchRequests(
+        { url: server.url },
+        { ...small, outDir: outDir(), metricsIntervalMs: 100, sampleGpus: false },
+      )
+      expect(off.summary.server_metrics?.gpus ?? null).toBeNull()
+      // from the shell, as a CLI run on a GPU host: the series in server-metrics.csv and the report's GPU charts
+      const dir = outDir()
+      // the fake is first on this process's PATH, which the command inherits
+      const r = await cli([
+        'run',
+        server.url,
+        '--rate',
+        '20',
+        '--requests',
+        '10',
+        '--metrics-interval-ms',
+        '100',
+        '--out-dir',
+        dir,
+      ])
+      expect(r.exitCode, r.all).toBe(0)
+      expect(readFileSync(join(dir, 'server-metrics.csv'), 'utf8')).toMatch(/gpu1,gpu_power_w,200/u)
+      expect(readFileSync(join(dir, 'report.html'), 'utf8')).toContain('<h2>GPUs (nvidia-smi)</h2>')
+      const none = await cli([
+        'run',
+        server.url,
+        '--rate',
+        '20',
+        '--requests',
+        '5',
+        '--gpus',
+        'none',
+        '--out-dir',
+        outDir(),
+      ])
+      expect(none.exitCode, none.all).toBe(0)
+    } finally {
+      await server.stop()
+    }
   })
 
   test('one that fails says why; one that reads only [N/A] says so; a GPU not asked for and -5 % are left out', async () => {

@@ -264,6 +264,18 @@ export const RUN_FLAG_GROUPS = {
       help: "how often the servers' /metrics are sampled",
       ...number('metricsIntervalMs'),
     },
+    gpus: {
+      type: 'string',
+      arg: 'auto|none|0,1',
+      help: "GPUs sampled with nvidia-smi (utilisation, memory, power): 'auto', every GPU of this host where nvidia-smi answers (default)",
+      set: (v, ctx) => {
+        const text = String(v)
+        if (text === 'auto') ctx.o['sampleGpus'] = 'auto'
+        else if (text === 'none') ctx.o['sampleGpus'] = false
+        else if (/^\d+(,\d+)*$/u.test(text)) ctx.o['sampleGpus'] = text.split(',').map(Number)
+        else ctx.problems.push(`--gpus: expected auto, none or GPU indices such as 0,1, got ${JSON.stringify(text)}`)
+      },
+    },
     'base-url': {
       type: 'string',
       arg: 'URL',

@@ -19,6 +19,7 @@ import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { runFileTexts } from '../report/run-files.ts'
+import { localGpus } from '../server-metrics/local-gpus.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
@@ -179,6 +180,16 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     let lateStartMs: number | undefined
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
     const refusing = refusedFromTheStart(shareOf(dataset.length, host.index, host.count))
+    // a topology's GPUs where it names them; else this host's, where nvidia-smi answers (unasked), or those given
+    const gpus =
+      opts.metricsIntervalMs <= 0
+        ? []
+        : (target.gpus ??
+          (opts.sampleGpus === 'auto'
+            ? await localGpus(opts.signal)
+            : opts.sampleGpus === false
+              ? []
+              : opts.sampleGpus))
     watch = opts.stopOnSaturation
       ? new SaturationWatch(arrivalsS.filter((_, i) => i % host.count === host.index))
       : undefined
@@ -217,7 +228,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
                 nowMs: clock.nowMs,
                 intervalMs: opts.metricsIntervalMs,
                 workerName: workerNamer(sources),
-                gpus: target.gpus,
+                gpus,
               })
             : undefined
         sampler?.start()

@@ -190,6 +190,21 @@ export const baseOptionsSchema = z.strictObject({
    * become aborted rows saying why; summary.json's `load.saturated` says when. @default false
    */
   stopOnSaturation: z.boolean({ error: 'expected a boolean' }).default(false),
+  /**
+   * GPUs sampled with nvidia-smi during the run (utilisation, memory, power into server-metrics.csv, the report and
+   * the summary's peaks): `'auto'`, every GPU nvidia-smi lists on this host where it answers (none where it does
+   * not); a list of indices; or `false`. A topology on GPUs names its own. @default 'auto'
+   */
+  sampleGpus: z
+    .union(
+      [
+        z.literal('auto'),
+        z.literal(false),
+        z.array(z.int({ error: 'expected GPU indices' }).nonnegative({ error: 'expected GPU indices' })),
+      ],
+      { error: "expected 'auto', false or GPU indices" },
+    )
+    .default('auto'),
   /** Call the server's /flush_cache before the run. @default false */
   flushCache: z.boolean({ error: 'expected a boolean' }).default(false),
   /** Folder for requests.csv and summary.json. */

@@ -68,9 +68,12 @@ export class StartedTopology {
       engine: this.engine,
       url: this.url,
       ...(this.#options.model === undefined ? {} : { model: this.#options.model }),
+      // a simulated topology runs on no GPU: none is sampled (a host's idle GPUs beside it say nothing of it)
       ...(this.engine === 'sglang' || this.engine === 'command'
         ? { gpus: this.workers.flatMap((_, i) => gpusFor(this.#options, i)) }
-        : {}),
+        : this.engine === 'sim'
+          ? { gpus: [] }
+          : {}),
       workers: this.workers.map((w) => ({
         name: w.name,
         url: w.url,
