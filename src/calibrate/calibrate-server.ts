@@ -309,11 +309,10 @@ async function calibrate(
     return ttft
   }
   const prefillProbe = async (len: number, state: string): Promise<void> => {
-    const { result: ttft, after } = await cellsAround(() =>
-      prefillTtft(opts.url, len, true, state === 'as found' ? '' : state.replace(/\W+/gu, '-')),
-    )
     // the step's cells: what the other slots hold and this prompt (llama.cpp's n_kv), as the server said after it
-    const cells = after
+    const { result: ttft, after: cells } = await cellsAround(() =>
+      prefillTtft(opts.url, len, true, state === 'as found' ? '' : slug(state)),
+    )
     prefill.push({
       prompt_tokens: len,
       ttft_ms: ttft,
@@ -390,7 +389,7 @@ async function calibrate(
     const pinned = prefill.find((p) => p.state === state && p.prompt_tokens === len)
     if (pinned === undefined) return
     const held = (await kv()) ?? 0
-    const ttft = await prefillTtft(opts.url, len, true, `${state.replace(/\W+/gu, '-')}-any-slot`, false)
+    const ttft = await prefillTtft(opts.url, len, true, `${slug(state)}-any-slot`, false)
     const extra = ttft - pinned.ttft_ms
     const perTokenCell = held > 0 ? Math.max(0, extra) / (len * held) : 0
     slotChoice.push({
@@ -424,7 +423,7 @@ async function calibrate(
       before,
       after,
     } = await cellsAround(() =>
-      probe(`decode-c${c}-p${prompt}${found ? '' : `-${state.replace(/\W+/gu, '-')}`}`, {
+      probe(`decode-c${c}-p${prompt}${found ? '' : `-${slug(state)}`}`, {
         users: c,
         // in a used server, one request a user: each empties the slot it takes as it starts, so the cells held while
         // the streams decode are those after it less half their outputs
@@ -536,6 +535,8 @@ async function calibrate(
 }
 
 const round = (v: number): number => Number(v.toPrecision(4))
+/** A probe state as a folder name: `every slot holds 256` → `every-slot-holds-256`. */
+const slug = (state: string): string => state.replace(/\W+/gu, '-')
 
 type Points = CalibratedProfile['calibration']['fit']
 /**

@@ -1,11 +1,9 @@
 import { ArtifactWriteError } from '../common/artifact-file.ts'
 import { redact } from '../common/redact.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
-import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
-import type { BenchTarget } from '../load/bench-target.ts'
+import { historyDbOf } from '../history/history-store.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
-
-type BenchFn = (target: BenchTarget, options: BenchOptions) => Promise<BenchRun>
+import type { BenchFn } from './results.ts'
 
 /**
  * A search's or a sweep's runs, each kept when only its recording in the history failed: the run's own files are
@@ -27,5 +25,5 @@ export function keepUnrecorded(bench: BenchFn): BenchFn {
 function isHistory(path: string, options: BenchOptions): boolean {
   const h = (options as { history?: boolean | { db?: string } }).history
   if (h === undefined || h === false) return false
-  return path === (h === true || h.db === undefined ? DEFAULT_HISTORY_DB : h.db)
+  return path === historyDbOf(h)
 }

@@ -5,7 +5,7 @@ import { sweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { maskedUrl } from '../common/masked-url.ts'
 import { redact } from '../common/redact.ts'
-import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
+import { historyDbOf } from '../history/history-store.ts'
 import { judgeRecordedRuns } from '../history/judge-recorded-runs.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { benchRequests } from '../load/bench-requests.ts'
@@ -361,7 +361,7 @@ async function historyVerdict(
     judged = await judgeRecordedRuns(dirs, history === true ? {} : history)
   } catch (err) {
     // a history that cannot be opened judged nothing: that fails, said in one line, not as a stack
-    const db = history === true || history.db === undefined ? DEFAULT_HISTORY_DB : history.db
+    const db = historyDbOf(history)
     const where = isPostgresUrl(db) ? maskedUrl(db) : db
     return {
       lines: [`✗ the history at ${where} could not be read, nothing was judged: ${(err as Error).message}`],

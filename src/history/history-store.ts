@@ -120,6 +120,10 @@ export interface HistoryRow {
   samples: Array<{ field: string; n: number; data: Uint8Array }>
 }
 
+/** The database a `history` option names: its `db`, or the default file. */
+export const historyDbOf = (history: true | { db?: string | undefined }): string =>
+  history === true || history.db === undefined ? DEFAULT_HISTORY_DB : history.db
+
 const IMPOSSIBLE = 1e12
 /**
  * Text as PostgreSQL's json takes it: a lone surrogate (a server's `model_path` of `\ud800`) is written by

@@ -1,6 +1,5 @@
-import { checkHistory, type HistoryCheck } from './check-history.ts'
+import { checkHistory } from './check-history.ts'
 import { checkLines } from './check-lines.ts'
-import type { MinEffect } from './judge-series.ts'
 import { openHistory } from './open-history.ts'
 
 /**
@@ -12,13 +11,11 @@ import { openHistory } from './open-history.ts'
 export async function judgeRecordedRuns(
   dirs: readonly string[],
   history: { db?: string | undefined },
-  options: { minEffect?: MinEffect } = {},
-): Promise<{ lines: string[]; regression: boolean; checks: HistoryCheck[] }> {
+): Promise<{ lines: string[]; regression: boolean }> {
   const store = await openHistory(history.db, { readOnly: true })
   try {
-    const checks = dirs.map((run) => checkHistory(store, { run, ...options }))
+    const checks = dirs.map((run) => checkHistory(store, { run }))
     return {
-      checks,
       lines: checks.flatMap(checkLines),
       regression: checks.some((c) => c.regressions.length > 0),
     }

@@ -12,7 +12,7 @@ import { datasetInputs } from '../executors/dataset-inputs.ts'
 import type { LoadPlan } from '../executors/executor.ts'
 import { executorFor, scheduleFor } from '../executors/registry.ts'
 import { gitLabels } from '../history/git-labels.ts'
-import { DEFAULT_HISTORY_DB } from '../history/history-store.ts'
+import { historyDbOf } from '../history/history-store.ts'
 import { recordRun } from '../history/open-history.ts'
 import { isPostgresUrl } from '../history/postgres-history.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
@@ -340,10 +340,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       try {
         await recordRun({ dir: outDir, summary, table }, opts.history === true ? {} : opts.history, gitLabels)
       } catch (err) {
-        const e = new ArtifactWriteError(
-          opts.history === true || opts.history.db === undefined ? DEFAULT_HISTORY_DB : opts.history.db,
-          err,
-        )
+        const e = new ArtifactWriteError(historyDbOf(opts.history), err)
         e.run = run
         throw e
       }

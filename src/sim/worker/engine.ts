@@ -80,7 +80,11 @@ export class SimEngine {
   /** Tokens in the KV cache: the running requests', and with a unified cache what idle slots still hold. */
   get usedTokens(): number {
     const active = this.#running.reduce((acc, r) => acc + r.prefillDone + r.generated, 0)
-    return active + this.#slots.reduce((acc, s) => acc + (s.busy ? 0 : s.retained), 0)
+    return active + this.#idleCells()
+  }
+  /** Unified KV cache only: the cells idle slots still hold. */
+  #idleCells(): number {
+    return this.#slots.reduce((acc, s) => acc + (s.busy ? 0 : s.retained), 0)
   }
   /** Stepping (a step in progress or due): its own timeline measures how far it falls behind. */
   get busy(): boolean {
@@ -336,8 +340,7 @@ export class SimEngine {
     const perTokenCell = this.#cfg.profile.unifiedKv?.slotSelectPerTokenCellMs ?? 0
     if (perTokenCell > 0) {
       // every idle slot's cache compared with the prompt before the slot is chosen
-      const cached = this.#slots.reduce((acc, s) => acc + (s.busy ? 0 : s.retained), 0)
-      this.#loopMs += perTokenCell * req.promptIds.length * cached
+      this.#loopMs += perTokenCell * req.promptIds.length * this.#idleCells()
     }
     lru.busy = true
     lru.retained = 0

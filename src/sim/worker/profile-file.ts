@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import { z } from 'zod'
 import { PROFILES, type SpeedProfile } from './profiles.ts'
+import { sortedStepTable } from './step-table.ts'
 
 const ms = z.number().nonnegative()
 const count = z.int().positive()
@@ -26,7 +27,10 @@ const profileFileSchema = z.object({
       prefillPerTokenCellMs: ms,
       decodePerCellMs: ms,
       decodePerTokenCellMs: ms,
-      table: z.strictObject({ prefill: z.array(stepRow).min(1), decode: z.array(stepRow).min(1) }).optional(),
+      table: z
+        .strictObject({ prefill: z.array(stepRow).min(1), decode: z.array(stepRow).min(1) })
+        .transform(sortedStepTable)
+        .optional(),
       slotSelectPerTokenCellMs: ms.optional(),
     })
     .optional(),

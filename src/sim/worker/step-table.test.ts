@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { type StepRow, tableStepMs } from './step-table.ts'
+import { type StepRow, sortedStepTable, tableStepMs } from './step-table.ts'
 
 // rows as the H100 measured them (llama.cpp, prompt_ms of one prefill in slot 0, the others' cells held)
 const prefill: StepRow[] = [
@@ -50,4 +50,14 @@ test('past the measurements: along the last segment; below them, no cheaper than
 test('no rows, no cost; one point, flat', () => {
   expect(tableStepMs([], 10, 10)).toBe(0)
   expect(tableStepMs([{ size: 8, points: [[100, 5]] }], 64, 1e6)).toBe(5)
+})
+
+test('a table written in any order reads as one in order once sorted, as a profile is read', () => {
+  const shuffled = {
+    prefill: [...prefill].reverse().map((r) => ({ size: r.size, points: [...r.points].reverse() })),
+    decode: [],
+  }
+  const { prefill: rows } = sortedStepTable(shuffled)
+  expect(rows).toEqual(prefill)
+  expect(tableStepMs(rows, 1280, 40_000)).toBeCloseTo(tableStepMs(prefill, 1280, 40_000), 9)
 })

@@ -21,10 +21,12 @@ export interface StepRow {
   points: Array<[number, number]>
 }
 
-/** The step's ms: the rows either side of `size` read at `cells`, and the line between them. */
-export function tableStepMs(rows: readonly StepRow[], size: number, cells: number): number {
-  if (rows.length === 0) return 0
-  const sorted = [...rows].sort((a, b) => a.size - b.size)
+/**
+ * The step's ms: the rows either side of `size` read at `cells`, and the line between them. It runs every step, so
+ * it sorts nothing: the rows come by size and each row's points by cells (`sortedStepTable`, as a profile is read).
+ */
+export function tableStepMs(sorted: readonly StepRow[], size: number, cells: number): number {
+  if (sorted.length === 0) return 0
   const first = sorted[0] as StepRow
   if (size <= first.size || sorted.length === 1) return atCells(first, cells)
   let i = sorted.findIndex((r) => r.size >= size)
@@ -36,7 +38,7 @@ export function tableStepMs(rows: readonly StepRow[], size: number, cells: numbe
 }
 
 function atCells(row: StepRow, cells: number): number {
-  const pts = [...row.points].sort((a, b) => a[0] - b[0])
+  const pts = row.points
   const first = pts[0]
   if (first === undefined) return 0
   if (pts.length === 1) return first[1]
@@ -48,6 +50,15 @@ function atCells(row: StepRow, cells: number): number {
   // fewer cells than the emptiest measurement: no cheaper than it (a step does not get faster than an empty cache)
   if (cells < x0) return y0
   return Math.max(0, lerp(x0, y0, x1, y1, cells))
+}
+
+/** The table with its rows by size and each row's points by cells, as tableStepMs reads it. */
+export function sortedStepTable(table: StepTable): StepTable {
+  const rows = (r: StepRow[]): StepRow[] =>
+    [...r]
+      .sort((a, b) => a.size - b.size)
+      .map((row) => ({ size: row.size, points: [...row.points].sort((a, b) => a[0] - b[0]) }))
+  return { prefill: rows(table.prefill), decode: rows(table.decode) }
 }
 
 const lerp = (x0: number, y0: number, x1: number, y1: number, x: number): number =>
