@@ -4,6 +4,11 @@
 import { existsSync, readFileSync } from 'node:fs'
 import module from 'node:module'
 
+// the process that started this one, read before anything loads: a simulator checks later that it is still there,
+// and one whose starter was killed while it loaded (over 1.5 s on a busy machine) had read its new parent instead,
+// and served forever
+globalThis.llmPerfStartedBy ??= process.ppid
+
 // before anything is imported: an older Node cannot even load the TypeScript source (or undici 8), so it would die
 // with ERR_UNKNOWN_FILE_EXTENSION or a SyntaxError naming nothing
 const need = /(\d+)\.(\d+)/u.exec(

@@ -57,6 +57,8 @@ test.skipIf(OLD_NODE === undefined)(
   },
 )
 
+// 1.5 s after it started: loading, on a busy machine (it then read its new parent as its starter and served forever:
+// the starter is now read by bin/'s first line), or serving
 test('a simulator started from the command line ends when the process that started it is killed', async () => {
   const sh = execa('sh', ['-c', `"${process.execPath}" "${bin}" sim-server --port 0 & echo $!; wait`], {
     reject: false,

@@ -43,7 +43,9 @@ export function exitOnSignals(cleanup: () => void): void {
   }
   process.once('SIGTERM', stop)
   process.once('SIGINT', stop)
-  const parent = process.ppid
+  // the starter as the command's first line read it (bin/), not now: it may have died while this process loaded
+  const parent = (globalThis as { llmPerfStartedBy?: number }).llmPerfStartedBy ?? process.ppid
+  if (process.ppid !== parent) stop()
   setInterval(() => {
     if (process.ppid !== parent) stop()
   }, PARENT_CHECK_MS).unref()
