@@ -51,6 +51,11 @@ test("run with bench_serving's flag names: the options it meant, the table, exit
     'ttft.p99<5000',
     '--slo',
     'success_rate>=0.99',
+    // the flags' meaning is judged, at any client pace beside other test files
+    '--max-dispatch-lag-ms',
+    '100',
+    '--max-event-loop-delay-ms',
+    '200',
     '--out-dir',
     dir,
   ])
