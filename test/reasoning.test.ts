@@ -1,11 +1,12 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { expect, test } from 'vitest'
 import { unknownMetrics } from '../src/history/history-store.ts'
 import { benchRequests } from '../src/index.ts'
 import { matchers } from '../src/matchers/matchers.ts'
 import { percentileSorted } from '../src/summarise/percentile.ts'
+import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 expect.extend(matchers)
@@ -47,6 +48,10 @@ test.each(['chat', 'completions'] as const)(
       expect(run).toMeetSlo({ ttfo: { p50: ttfo * 1000 * 1.01 }, reasoning_tokens: { p50: 16 } }, anyPace)
       expect(() => expect(run).toMeetSlo({ ttfo: { p50: ttft * 1000 } }, anyPace)).toThrow(/✗ ttfo p50/u)
       expect(unknownMetrics(['ttfo.p99'])).toEqual([])
+      // compare shows it beside ttft where both runs have it
+      const dir = dirname(run.files.csv)
+      const compared = await cli(['compare', dir, dir])
+      expect(compared.stdout, compared.all).toMatch(/^ {2}ttfo p50 /mu)
     } finally {
       await worker.stop()
     }

@@ -44,7 +44,17 @@ ${flagHelp(COMPARE_FLAGS)}
 Example:
   npx vitest-llm-perf compare runs/main runs/branch --fail-on 'ttft.p99>+10%' --fail-on 'tpot.p50>+5%' --out cmp`
 
-const FIELDS = ['ttft', 'client_ttft', 'tpot', 'itl_mean', 'total_latency', 'pure_queue_time', 'queue_time_in_server']
+// ttfo: where both runs have it (a reasoning model's answer, reasoning excluded); a field a run lacks is left out
+const FIELDS = [
+  'ttft',
+  'client_ttft',
+  'ttfo',
+  'tpot',
+  'itl_mean',
+  'total_latency',
+  'pure_queue_time',
+  'queue_time_in_server',
+]
 const PERCENTILES = [50, 90, 99] as const
 const ROUNDS = 400
 export interface MetricChange {
