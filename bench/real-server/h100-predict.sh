@@ -10,7 +10,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -81,6 +81,17 @@ explore)
   trap 'kill $pid 2>/dev/null || true' EXIT
   waitHealthy
   python3 "$repo/bench/real-server/probe-llamacpp.py" http://127.0.0.1:8080 64 "$out/explore.jsonl"
+  ;;
+gpus)
+  # issue 47: a run that samples the GPU it loads (--gpus auto reads nvidia-smi), its summary and report sent back
+  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+  cli run http://127.0.0.1:8080 --api completions --rate 4 --requests 80 --input-len 256 --output-len 128 \
+    --gpus auto --out-dir /tmp/w/gpus 2>&1 | tee "$out/gpus.log"
+  cp /tmp/w/gpus/*/summary.json /tmp/w/gpus/summary.json "$out/" 2>/dev/null || true
+  (cd /tmp/w/gpus && tar czf "$out/gpus-run.tgz" .)
   ;;
 history)
   # issue 44's series, each run on a freshly started server as a CI job meets it: 10 as configured, then 3 with one

@@ -69,10 +69,18 @@ const common = (dir: string): BenchOptions => ({
 })
 
 type Figures = { ttft_p50: number; ttft_p90: number; tpot_p50: number; tpot_p90: number }
-const figures = (r: BenchRun): Figures => {
+// the server's own prefill (llama.cpp's timings.prompt_ms) beside them: client TTFT less it is the wait
+const figures = (r: BenchRun): Figures & { prefill_p50?: number; prefill_p90?: number } => {
   const t = r.summary.metrics.client_ttft
   const p = r.summary.metrics.tpot
-  return { ttft_p50: t?.p50 ?? NaN, ttft_p90: t?.p90 ?? NaN, tpot_p50: p?.p50 ?? NaN, tpot_p90: p?.p90 ?? NaN }
+  const f = r.summary.metrics.prefill_time
+  return {
+    ttft_p50: t?.p50 ?? NaN,
+    ttft_p90: t?.p90 ?? NaN,
+    tpot_p50: p?.p50 ?? NaN,
+    tpot_p90: p?.p90 ?? NaN,
+    ...(f !== undefined ? { prefill_p50: f.p50, prefill_p90: f.p90 } : {}),
+  }
 }
 
 /** Brings the real server into the state, starts a simulator told it, and runs `load` on both at once. */

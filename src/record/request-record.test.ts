@@ -89,6 +89,16 @@ test('what the server did not give stays empty; nothing is invented', () => {
   expect(record.server_timestamps).toBe('none')
 })
 
+test('llama.cpp gives no instants but its own time for the prompt: prefill_time is that, and client_ttft less it is the wait before the prompt began', () => {
+  const obs = observed()
+  obs.serverTiming = {}
+  obs.serverPrefillMs = 61.25
+  const record = buildRecord(obs, { toRunSeconds: (e) => e - START }, undefined, true)
+  expect(record.prefill_time).toBe(0.06125)
+  expect(record.pure_queue_time).toBeUndefined()
+  expect((record.client_ttft ?? 0) - (record.prefill_time ?? 0)).toBeCloseTo(0.305 - 0.06125, 6)
+})
+
 test('a request never sent has no send time, no finish time and no latency', () => {
   const obs = newObservation({
     index: 1,

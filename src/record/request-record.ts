@@ -137,7 +137,8 @@ export function buildRecord(
     tokenize_time: diff(qStart, created),
     pure_queue_time: diff(qEnd, qStart),
     client_ttft: diff(clientFirst, arrival),
-    prefill_time: diff(firstToken, qEnd),
+    // SGLang's instants where it gives them; llama.cpp's own duration for the prompt where it gives only that
+    prefill_time: diff(firstToken, qEnd) ?? seconds(obs.serverPrefillMs),
     network_time: diff(created, send),
     tpot:
       outTokens !== undefined && outTokens > 1 && clientFirst !== undefined && finish !== undefined

@@ -26,6 +26,7 @@ test('llama.cpp says no cached_tokens, but how many prompt tokens it evaluated: 
   interpretPayload('completions', llamaCppLast, o, 1)
   expect(o.promptTokens).toBe(13)
   expect(o.cachedTokens).toBe(1)
+  expect(o.serverPrefillMs).toBe(0.7)
 })
 
 test('a server that reports cached_tokens is taken at its word; one that reports neither leaves it unknown', () => {
@@ -40,6 +41,7 @@ test('a server that reports cached_tokens is taken at its word; one that reports
   const silent = obs()
   interpretPayload('completions', { ...llamaCppLast, timings: undefined }, silent, 1)
   expect(silent.cachedTokens).toBeUndefined()
+  expect(silent.serverPrefillMs).toBeUndefined()
 })
 
 test('a conversation keeps the answer: /generate repeats the text so far, /v1 streams pieces', () => {

@@ -110,6 +110,7 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
     // llama.cpp's server says how many prompt tokens it evaluated (timings.prompt_n): the rest came from its cache
     const timings = payload['timings']
     const evaluated = isObject(timings) ? num(timings['prompt_n']) : undefined
+    if (isObject(timings)) obs.serverPrefillMs = num(timings['prompt_ms']) ?? obs.serverPrefillMs
     const prompt = num(usage['prompt_tokens'])
     if (!isObject(details) && evaluated !== undefined && prompt !== undefined && evaluated <= prompt)
       obs.cachedTokens = prompt - evaluated

@@ -45,6 +45,11 @@ export interface Observation {
   specVerifyCt: number | undefined
   /** Its own accept length where it gives one (meta_info.spec_accept_length). */
   specAcceptLength: number | undefined
+  /**
+   * The server's own time for the prompt, ms, where it gives a duration but no instants (llama.cpp's
+   * timings.prompt_ms: from the batch that began the prompt to its first token).
+   */
+  serverPrefillMs: number | undefined
   /** Per-token inter-token latencies after the first token, summarised as they arrive. */
   itlSumMs: number
   itlCount: number
@@ -103,6 +108,7 @@ export function newObservation(
     think: 'unknown',
     specVerifyCt: undefined,
     specAcceptLength: undefined,
+    serverPrefillMs: undefined,
     itlSumMs: 0,
     itlCount: 0,
     itlMaxMs: 0,
