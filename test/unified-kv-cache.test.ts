@@ -101,41 +101,47 @@ test('--kv-cache-tokens is refused for a profile whose KV cache frees a finished
   expect(r.stderr).toMatch(/--kv-cache-tokens: the profile llama-3\.1-8b-h100 has SGLang's paged KV cache/u)
 })
 
+// rows no line through two terms fits: 512 tokens cost 10 ms empty and 210 ms with 40k cells held
+const TABLE = {
+  prefill: [
+    {
+      size: 512,
+      points: [
+        [0, 10],
+        [40_000, 210],
+      ],
+    },
+    {
+      size: 2048,
+      points: [
+        [0, 30],
+        [40_000, 400],
+      ],
+    },
+  ],
+  decode: [
+    {
+      size: 1,
+      points: [
+        [0, 3],
+        [40_000, 9],
+      ],
+    },
+  ],
+} as const
+
 test('a profile with a measured step table: a used server’s prefill takes what the table says at the cells held, plus choosing a slot among the idle ones', async () => {
-  // rows no line through two terms fits: 512 tokens cost 10 ms empty and 210 ms with 40k cells held
-  const table = {
-    prefill: [
-      {
-        size: 512,
-        points: [
-          [0, 10],
-          [40_000, 210],
-        ],
-      },
-      {
-        size: 2048,
-        points: [
-          [0, 30],
-          [40_000, 400],
-        ],
-      },
-    ],
-    decode: [
-      {
-        size: 1,
-        points: [
-          [0, 3],
-          [40_000, 9],
-        ],
-      },
-    ],
-  } as const
+  const table = TABLE
   const SELECT = 1e-6
+  const BASE = 4
   const dir = tmp()
   const profile = join(dir, 'profile.json')
   writeFileSync(
     profile,
-    JSON.stringify({ ...PROFILE, unifiedKv: { ...PROFILE.unifiedKv, table, slotSelectPerTokenCellMs: SELECT } }),
+    JSON.stringify({
+      ...PROFILE,
+      unifiedKv: { ...PROFILE.unifiedKv, table, slotSelectPerTokenCellMs: SELECT, slotSelectBaseMs: BASE },
+    }),
   )
   const held = 24_000
   const worker = await startSimWorker(
@@ -156,7 +162,7 @@ test('a profile with a measured step table: a used server’s prefill takes what
     const retained = Array.from({ length: slots }, (_, s) => Math.floor(held / slots) + (s < held % slots ? 1 : 0))
     const ttfts: number[] = []
     for (let i = 0; i < 5; i++) {
-      const choosing = SELECT * L * retained.reduce((a, b) => a + b, 0)
+      const choosing = BASE + SELECT * L * retained.reduce((a, b) => a + b, 0)
       retained[i] = 0
       const cells = retained.reduce((a, b) => a + b, 0) + L
       ttfts.push((tableStepMs(table.prefill as never, L, cells) + choosing) / 2)
@@ -169,6 +175,45 @@ test('a profile with a measured step table: a used server’s prefill takes what
     expect(measured / predicted).toBeGreaterThan(0.95)
     // (1.126 once beside other test files: the worker's own milliseconds are a few per cent of a 70 ms step)
     expect(measured / predicted).toBeLessThan(1.2)
+  } finally {
+    await worker.stop()
+  }
+})
+
+test('prompts that reach an idle llama.cpp-like server together share one batch: it launches every task queued (choosing each a slot) before it builds the batch', async () => {
+  const SELECT = 1e-6
+  // a launch long enough that four requests sent at once all arrive within the first one's, on a busy machine too
+  const BASE = 100
+  const dir = tmp()
+  const profile = join(dir, 'profile.json')
+  writeFileSync(
+    profile,
+    JSON.stringify({
+      ...PROFILE,
+      unifiedKv: { ...PROFILE.unifiedKv, table: TABLE, slotSelectPerTokenCellMs: SELECT, slotSelectBaseMs: BASE },
+    }),
+  )
+  const held = 24_000
+  const worker = await startSimWorker(['--profile', profile, '--kv-cache-tokens', String(held)], 'kv-launch')
+  try {
+    const run = await benchRequests(worker, {
+      users: 4,
+      requests: 4,
+      dataset: { kind: 'random', inputLen: L, outputLen: 1, rangeRatio: 1 },
+      metricsIntervalMs: 0,
+      outDir: tmp(),
+    })
+    // each launch compares the prompt with what the idle slots hold (24k, then 21k, 18k, 15k: each takes a slot of
+    // 3k), then one step of 4 × 512 tokens at the 12k cells left plus its own 2,048
+    const launches = [24_000, 21_000, 18_000, 15_000].reduce((acc, idle) => acc + BASE + SELECT * L * idle, 0)
+    const predicted = launches + tableStepMs(TABLE.prefill as never, 4 * L, 12_000 + 4 * L)
+    const firsts = run.records.map((r) => (r.server_first_token_time ?? Number.NaN) * 1000)
+    expect(firsts.every(Number.isFinite)).toBe(true)
+    // one batch: the four first tokens come from one step (each alone, the first would have come ~600 ms earlier)
+    expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThan(5)
+    const ttft = run.summary.metrics.ttft?.p50 as number
+    expect(ttft / predicted).toBeGreaterThan(0.95)
+    expect(ttft / predicted).toBeLessThan(1.2)
   } finally {
     await worker.stop()
   }

@@ -7,6 +7,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs'
 import { type CalibratedProfile, fitUnifiedKv } from '../../src/calibrate/calibrate-server.ts'
+import { slotSelectLine } from '../../src/calibrate/slot-select-line.ts'
 
 const [path, out] = process.argv.slice(2)
 if (path === undefined) throw new Error('usage: refit-profile.ts PROFILE.json [OUT.json]')
@@ -46,7 +47,11 @@ const refit = {
   decodeBaseMs: r(u.decodeBaseMs),
   decodePerSeqMs: r(u.decodePerSeqMs),
   decodePerCtxTokenMs: 0,
-  unifiedKv: k,
+  unifiedKv: {
+    ...k,
+    ...(profile.unifiedKv?.table === undefined ? {} : { table: profile.unifiedKv.table }),
+    ...slotSelectLine(profile.calibration.fit.slot_choice ?? []),
+  },
 }
 console.log(JSON.stringify({ ...refit, calibration: undefined }, null, 1))
 if (out !== undefined) writeFileSync(out, `${JSON.stringify(refit, null, 2)}\n`)

@@ -9,6 +9,7 @@ import type { BenchRun } from '../summarise/bench-run.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
 import { startProfileWorker } from './profile-worker.ts'
+import { slotSelectLine } from './slot-select-line.ts'
 
 /** The simulator's step-time model and limits (src/sim/worker/profiles.ts), as profile.json holds them. */
 export interface CalibratedProfile {
@@ -37,6 +38,8 @@ export interface CalibratedProfile {
     }
     /** What choosing a slot costs the server's loop, per prompt token per token idle slots hold. */
     slotSelectPerTokenCellMs?: number
+    /** And what it costs whatever the slots hold (a line through the probes at two occupancies). */
+    slotSelectBaseMs?: number
   }
   maxRunningRequests: number
   maxTotalTokens: number
@@ -149,7 +152,10 @@ export function statedLimit(
 
 /** The step table's rows (llama.cpp): prompt lengths and streams probed at every occupancy. */
 const TABLE_LENGTHS = [32, 128, 256, 512, 1024, 2048]
-const TABLE_STREAMS = [1, 4, 16, 64]
+// 2 as well as 1: llama.cpp's CUDA backend replays a CUDA graph for a one-token batch only, so one stream is
+// cheaper than two (H100, 0.8 B, as found: 1 stream 3.1 ms a step, 2 streams 6.1, 4 streams 5.3) and a line from
+// 1 to 4 read 2-3 streams 40 % fast
+const TABLE_STREAMS = [1, 2, 4, 16, 64]
 /** The prompt whose placement is timed against the same in slot 0 (the check's and the README's loads use it). */
 const SLOT_CHOICE_PROMPT = 256
 
@@ -489,14 +495,7 @@ async function calibrate(
           unifiedKv: {
             ...u.unifiedKv,
             table: u.table,
-            // the fullest cache's: the cost there stands out of the TTFT's noise (at 16k tokens held it is ~1 ms)
-            ...(slotChoice.length === 0
-              ? {}
-              : {
-                  slotSelectPerTokenCellMs: round(
-                    (slotChoice.at(-1) as { per_token_cell_ms: number }).per_token_cell_ms,
-                  ),
-                }),
+            ...slotSelectLine(slotChoice),
           },
         }),
     maxRunningRequests: maxRunning,

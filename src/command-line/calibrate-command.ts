@@ -141,9 +141,11 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   // a fit that says little is written (the probes are kept) but never silently
   for (const w of fit.warnings ?? []) say(`⚠ ${w}`)
   const select = profile.unifiedKv?.slotSelectPerTokenCellMs
+  const selectBase = profile.unifiedKv?.slotSelectBaseMs
   if (select !== undefined)
     say(
-      `choosing a slot (llama.cpp compares each prompt with every idle slot's cache): ${select} ms per prompt token ` +
+      `choosing a slot (llama.cpp compares each prompt with every idle slot's cache): ` +
+        `${selectBase !== undefined ? `${selectBase} ms + ` : ''}${select} ms per prompt token ` +
         'per token held, on the loop that steps the batches',
     )
   const table = profile.unifiedKv?.table

@@ -58,6 +58,8 @@ export class SimEngine {
   #slotClock = 0
   /** The server loop's own work since the last step (llama.cpp's slot choice), which delays the next one. */
   #loopMs = 0
+  /** Of that work, what an idle engine already waited out before its first step (the first task's launch). */
+  #prepaidMs = 0
 
   constructor(cfg: EngineConfig, metrics?: WorkerMetrics) {
     this.#cfg = cfg
@@ -114,7 +116,17 @@ export class SimEngine {
     req.waitEntryEpoch = epochNowMs() / 1000
     this.#waiting.push(req)
     this.#byRid.set(req.rid, req)
-    if (!this.#busy) this.#startStep()
+    if (!this.#busy) {
+      const launchMs = this.#launchMs(req)
+      if (launchMs > 0) {
+        // llama.cpp launches every task queued before it builds a batch: tasks that arrive while the first is being
+        // launched join its batch (16 closed-loop users' prompts on the H100: one batch, begun 183 ms after they came)
+        this.#busy = true
+        this.#prepaidMs = launchMs
+        this.#virtualEndMs = performance.now() + launchMs / this.#cfg.speed
+        setTimeout(() => this.#startStep(), launchMs / this.#cfg.speed)
+      } else this.#startStep()
+    }
     return { ok: true }
   }
 
@@ -148,6 +160,8 @@ export class SimEngine {
     const prefill = this.#prefillBatch(this.#cfg.chunkedPrefillSize - decoding.length)
     const decode = mixed ? decoding : prefill.length > 0 ? [] : this.#decodeBatch()
     if (prefill.length === 0 && decode.length === 0) {
+      this.#loopMs = 0
+      this.#prepaidMs = 0
       const stalled = this.#running.some((r) => r.stalledUntilMs > performance.now())
       this.#busy = stalled
       // a stall is time the fault asked for, not time lost
@@ -164,8 +178,9 @@ export class SimEngine {
         this.#metrics?.observeQueueTime(startEpoch - req.waitEntryEpoch)
       }
     }
-    const durationMs = (this.#stepMs(prefill, decode) + this.#loopMs) / this.#cfg.speed
+    const durationMs = (this.#stepMs(prefill, decode) + Math.max(0, this.#loopMs - this.#prepaidMs)) / this.#cfg.speed
     this.#loopMs = 0
+    this.#prepaidMs = 0
     const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
     this.#virtualEndMs = virtualStart + durationMs
     // a timer waits a whole millisecond at least: a step the timeline says is already due (the timeline is behind,
@@ -332,16 +347,22 @@ export class SimEngine {
     }
   }
 
+  /**
+   * What taking `req` costs the loop before the next batch (llama.cpp): a fixed launch and every idle slot's cache
+   * compared with the prompt before a slot is chosen. Nothing on SGLang's schedule.
+   */
+  #launchMs(req: SimRequest): number {
+    const u = this.#cfg.profile.unifiedKv
+    if (u === undefined || this.#slots.length === 0) return 0
+    return (u.slotSelectBaseMs ?? 0) + (u.slotSelectPerTokenCellMs ?? 0) * req.promptIds.length * this.#idleCells()
+  }
+
   /** llama.cpp's get_available_slot without a similar prompt: the idle slot least recently used; its cells freed. */
   #takeSlot(req: SimRequest): void {
     let lru: Slot | undefined
     for (const s of this.#slots) if (!s.busy && (lru === undefined || s.lastUsed < lru.lastUsed)) lru = s
     if (lru === undefined) return
-    const perTokenCell = this.#cfg.profile.unifiedKv?.slotSelectPerTokenCellMs ?? 0
-    if (perTokenCell > 0) {
-      // every idle slot's cache compared with the prompt before the slot is chosen
-      this.#loopMs += perTokenCell * req.promptIds.length * this.#idleCells()
-    }
+    this.#loopMs += this.#launchMs(req)
     lru.busy = true
     lru.retained = 0
     lru.lastUsed = ++this.#slotClock

@@ -32,6 +32,7 @@ const profileFileSchema = z.object({
         .transform(sortedStepTable)
         .optional(),
       slotSelectPerTokenCellMs: ms.optional(),
+      slotSelectBaseMs: ms.optional(),
     })
     .optional(),
   maxRunningRequests: count,

@@ -84,6 +84,8 @@ export interface UnifiedKv {
    * 0.5 by default) before the next batch, so on a used server every arrival holds up every stream.
    */
   slotSelectPerTokenCellMs?: number
+  /** And what taking a task costs the loop whatever the slots hold (its launch), ms: the line's other term. */
+  slotSelectBaseMs?: number
 }
 
 export const PROFILES: Readonly<Record<string, SpeedProfile>> = {
