@@ -5,12 +5,14 @@
 #   run(command: 'bash bench/real-server/h100-predict.sh fresh', carry: ['.device'])      # table, restarted server
 #   run(command: 'bash bench/real-server/h100-predict.sh used', carry: ['.device'])       # table, every slot used
 #   run(command: 'bash bench/real-server/h100-predict.sh history', carry: ['.device'])    # a series for the gate
+#   gpus: a CLI run with --gpus auto (issue 47); churn: the same pinned steps on a server filled in order and on one
+#   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -81,6 +83,14 @@ explore)
   trap 'kill $pid 2>/dev/null || true' EXIT
   waitHealthy
   python3 "$repo/bench/real-server/probe-llamacpp.py" http://127.0.0.1:8080 64 "$out/explore.jsonl"
+  ;;
+churn)
+  # the same pinned prefill and decode on a server filled in order and on one that served traffic (churn-probe.py)
+  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+  python3 "$repo/bench/real-server/churn-probe.py" http://127.0.0.1:8080 "$out/churn.jsonl"
   ;;
 gpus)
   # issue 47: a run that samples the GPU it loads (--gpus auto reads nvidia-smi), its summary and report sent back

@@ -137,12 +137,14 @@ try {
   const progress = (): void => writeFileSync(join(outDir, `${state}-rows.json`), JSON.stringify({ rows }, null, 2))
   // samples enough for a p90 (10 requests, as before, put a restarted server's first batch — 60-180 ms where the
   // next take 15 — at the p50 and p90 alike)
-  for (const [i, users] of [1, 4, 8, 16, 32].entries()) {
+  // ONLY=capacity skips the rows: the search alone, for a call whose rows an earlier call measured
+  const rowsToo = process.env['ONLY'] !== 'capacity'
+  for (const [i, users] of (rowsToo ? [1, 4, 8, 16, 32] : []).entries()) {
     rows.push(await point(`users-${users}`, { users, requests: Math.max(48, 4 * users) }, 100 + i))
     console.log(JSON.stringify(rows.at(-1)))
     progress()
   }
-  for (const [i, f] of [0.25, 0.5, 0.75].entries()) {
+  for (const [i, f] of (rowsToo ? [0.25, 0.5, 0.75] : []).entries()) {
     const rate = Number((f * base).toPrecision(3))
     rows.push(await point(`poisson-${rate}`, { rate, requests: Math.max(60, Math.round(rate * 20)) }, 200 + i))
     console.log(JSON.stringify(rows.at(-1)))
