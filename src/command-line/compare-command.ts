@@ -2,6 +2,7 @@ import { join, resolve } from 'node:path'
 import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
+import { COMPARED_METRICS } from '../common/metric-registry.ts'
 import { redact } from '../common/redact.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
@@ -44,17 +45,8 @@ ${flagHelp(COMPARE_FLAGS)}
 Example:
   npx vitest-llm-perf compare runs/main runs/branch --fail-on 'ttft.p99>+10%' --fail-on 'tpot.p50>+5%' --out cmp`
 
-// ttfo: where both runs have it (a reasoning model's answer, reasoning excluded); a field a run lacks is left out
-const FIELDS = [
-  'ttft',
-  'client_ttft',
-  'ttfo',
-  'tpot',
-  'itl_mean',
-  'total_latency',
-  'pure_queue_time',
-  'queue_time_in_server',
-]
+// the registry's compared metrics (ttfo: where both runs have it); a field a run lacks is left out
+const FIELDS = COMPARED_METRICS
 const PERCENTILES = [50, 90, 99] as const
 const ROUNDS = 400
 export interface MetricChange {

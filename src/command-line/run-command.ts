@@ -4,6 +4,7 @@ import { keepUnrecorded } from '../capacity/keep-unrecorded.ts'
 import { sweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { maskedUrl } from '../common/masked-url.ts'
+import { METRICS } from '../common/metric-registry.ts'
 import { redact } from '../common/redact.ts'
 import { historyDbOf } from '../history/history-store.ts'
 import { judgeRecordedRuns } from '../history/judge-recorded-runs.ts'
@@ -241,15 +242,19 @@ const warningLines = (run: BenchRun): string =>
  */
 function headline(run: BenchRun): string {
   const m = run.summary.metrics
-  const serverTtft = run.summary.ttft_source !== 'client'
   const f = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(2))
-  const rows: Array<[string, (typeof m)[keyof typeof m]]> = [
-    [serverTtft ? 'TTFT (server first token)' : 'TTFT (client first token)', m.ttft],
-    ['TPOT (excl. 1st token)', m.tpot],
-    ['ITL (per-request mean)', m.itl_mean],
-    ['E2E latency', m.total_latency],
-    ['Client queue time (slot wait)', m.client_queue_time],
-  ]
+  // the registry's headline metrics, in its order: a metric with a headline line is shown here
+  const rows: Array<[string, (typeof m)[keyof typeof m], string]> = METRICS.flatMap((spec) =>
+    'headline' in spec
+      ? [
+          [
+            typeof spec.headline === 'function' ? spec.headline(run.summary.ttft_source) : spec.headline,
+            m[spec.column as keyof typeof m],
+            spec.unit,
+          ] as [string, (typeof m)[keyof typeof m], string],
+        ]
+      : [],
+  )
   const width = Math.max(...rows.map(([name]) => name.length), 'Output token throughput (tok/s)'.length)
   const hit = run.summary.cache_hit_rate
   const s = run.summary
@@ -270,8 +275,8 @@ function headline(run: BenchRun): string {
   return [
     ...totals.map(([name, v]) => `${name.padEnd(width)}  ${v}`),
     ...rows.map(
-      ([name, d]) =>
-        `${name.padEnd(width)}  mean ${f(d?.mean).padStart(9)}  median ${f(d?.p50).padStart(9)}  p99 ${f(d?.p99).padStart(9)} ms`,
+      ([name, d, unit]) =>
+        `${name.padEnd(width)}  mean ${f(d?.mean).padStart(9)}  median ${f(d?.p50).padStart(9)}  p99 ${f(d?.p99).padStart(9)} ${unit}`,
     ),
     `${'Prefix cache hit rate'.padEnd(width)}  ${hit === null ? '— (the server reports no cached tokens)' : `${(hit * 100).toFixed(1)} %`}`,
     // speculative decoding, where the server says (SGLang's spec_verify_ct): as bench_serving's accept length

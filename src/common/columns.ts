@@ -1,3 +1,5 @@
+import { ADDED_METRIC_COLUMNS, type AddedMetricColumn } from './metric-registry.ts'
+
 /** The design's columns, in order; other code and users' scripts rely on these names and this order. */
 export const DESIGN_COLUMNS = [
   'req_id',
@@ -56,9 +58,17 @@ export const EXTRA_COLUMNS = [
 ] as const
 
 /** Columns added after the first release: a folder written before them lacks them, and reads them as unknown. */
-export const LATER_COLUMNS: readonly string[] = ['client_queue_time', 'ttfo', 'reasoning_tokens', 'spec_accept_length']
+export const LATER_COLUMNS: readonly string[] = [
+  'client_queue_time',
+  'ttfo',
+  'reasoning_tokens',
+  'spec_accept_length',
+  ...ADDED_METRIC_COLUMNS,
+]
 
-export const CSV_COLUMNS = [...DESIGN_COLUMNS, ...EXTRA_COLUMNS] as const
+export const CSV_COLUMNS: ReadonlyArray<
+  (typeof DESIGN_COLUMNS)[number] | (typeof EXTRA_COLUMNS)[number] | AddedMetricColumn
+> = [...DESIGN_COLUMNS, ...EXTRA_COLUMNS, ...ADDED_METRIC_COLUMNS]
 
 /** Duration columns (seconds in the CSV, ms in summaries). */
 export const DURATION_COLUMNS = [
@@ -80,6 +90,8 @@ export const DURATION_COLUMNS = [
   'server_e2e_latency',
   'client_queue_time',
   'ttfo',
+  // every metric the registry adds is one (seconds, or seconds per token, in the CSV)
+  ...ADDED_METRIC_COLUMNS,
 ] as const
 
 export type DurationColumn = (typeof DURATION_COLUMNS)[number]

@@ -3,8 +3,9 @@ import { mkdirSync } from 'node:fs'
 import { dirname, resolve } from 'node:path'
 import { DatabaseSync } from 'node:sqlite'
 import { closest, distance } from 'fastest-levenshtein'
-import { DURATION_COLUMNS, MS_PER_S } from '../common/columns.ts'
+import { DURATION_COLUMNS, MS_PER_S, type NumericColumn } from '../common/columns.ts'
 import { LlmPerfError } from '../common/errors.ts'
+import { SAMPLED_METRICS } from '../common/metric-registry.ts'
 import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
@@ -44,7 +45,7 @@ export function unknownMetrics(metrics: readonly string[]): string[] {
     })
 }
 /** Per successful request, kept whole so any percentile and its interval can be recomputed later. */
-const SAMPLED = ['ttft', 'tpot', 'total_latency', 'pure_queue_time', 'client_queue_time'] as const
+const SAMPLED = SAMPLED_METRICS as readonly NumericColumn[]
 
 /**
  * The history's tables, in either database: `schema` is a prefix for table names (PostgreSQL keeps them in a schema

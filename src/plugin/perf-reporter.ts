@@ -2,6 +2,7 @@ import { appendFileSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Reporter, TestModule, Vitest } from 'vitest/node'
 import { writeArtifact } from '../common/artifact-file.ts'
+import { TABLE_METRIC_COLUMNS } from '../common/metric-registry.ts'
 import { redact } from '../common/redact.ts'
 import { verdictText } from '../summarise/verdict.ts'
 import type { CompactSummary } from './task-meta.ts'
@@ -17,17 +18,13 @@ const lengthsNote = (s: CompactSummary): string =>
   (s.lengths === 'words' ? ' (lengths in words: no tokenizer)' : '') +
   (s.late_start_ms === undefined ? '' : ` (shard started ${(s.late_start_ms / 1000).toFixed(2)} s late)`)
 const f1 = (v: number | undefined | null): string => (v === undefined || v === null ? '—' : v.toFixed(1))
+// the metric columns are the registry's (`table`), in its order
 const COLUMNS = [
   'test',
   'rate',
   'reqs',
   'success',
-  'ttft p50',
-  'ttft p99',
-  'tpot p50',
-  'e2e p99',
-  'q p99',
-  'wait p99',
+  ...TABLE_METRIC_COLUMNS.map((c) => c.header),
   'cache',
   'sent/s',
   'done/s',
@@ -45,12 +42,7 @@ export function rowCells(r: TableRow): string[] {
     s.rate_label ?? (s.target_rate === null ? 'inf' : String(s.target_rate)),
     String(s.requests),
     `${(s.success_rate * 100).toFixed(1)}%`,
-    f1(s.ttft_p50),
-    f1(s.ttft_p99),
-    f1(s.tpot_p50),
-    f1(s.total_latency_p99),
-    f1(s.pure_queue_time_p99),
-    f1(s.client_queue_time_p99),
+    ...TABLE_METRIC_COLUMNS.map((c) => f1(s[`${c.column}_p${c.p}`])),
     s.cache_hit_rate === undefined || s.cache_hit_rate === null ? '—' : `${(s.cache_hit_rate * 100).toFixed(0)}%`,
     f1(s.achieved_rate),
     f1(s.request_throughput),
@@ -162,15 +154,19 @@ export function textTable(rows: readonly TableRow[], columns?: number): string {
 
 /** A name cut shorter than this says nothing: it goes on its own line instead. */
 const MIN_NAME = 24
-/** Columns shown only when some row has something in them. */
-const OPTIONAL = new Set(['tpot p50', 'wait p99', 'cache'])
+/** Columns shown only when some row has something in them (or, `empty-or-zero`, something other than 0). */
+const OPTIONAL = new Map<string, 'empty' | 'empty-or-zero'>([
+  ...TABLE_METRIC_COLUMNS.flatMap((c) => (c.optional === undefined ? [] : [[c.header, c.optional] as const])),
+  ['cache', 'empty'],
+])
 
-/** Which columns to show: all, but an optional one whose every row is empty (or, for the wait, 0). */
+/** Which columns to show: all, but an optional one whose every row is empty (or 0, where it says so). */
 function shownColumns(rows: readonly TableRow[]): boolean[] {
   const body = rows.map(rowCells)
-  return COLUMNS.map(
-    (name, i) => !OPTIONAL.has(name) || body.some((c) => c[i] !== '—' && !(name === 'wait p99' && c[i] === '0.0')),
-  )
+  return COLUMNS.map((name, i) => {
+    const optional = OPTIONAL.get(name)
+    return optional === undefined || body.some((c) => c[i] !== '—' && !(optional === 'empty-or-zero' && c[i] === '0.0'))
+  })
 }
 
 export function markdownTable(rows: readonly TableRow[]): string {

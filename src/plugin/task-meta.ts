@@ -1,3 +1,4 @@
+import { TABLE_METRIC_COLUMNS, tableKey } from '../common/metric-registry.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import type { Verdict } from '../summarise/verdict.ts'
 
@@ -7,10 +8,10 @@ export interface CompactSummary {
   target_rate: number | null
   requests: number
   success_rate: number
-  ttft_p50: number | undefined
-  ttft_p99: number | undefined
-  total_latency_p99: number | undefined
-  pure_queue_time_p99: number | undefined
+  ttft_p50?: number | undefined
+  ttft_p99?: number | undefined
+  total_latency_p99?: number | undefined
+  pure_queue_time_p99?: number | undefined
   /** Time per output token, p50 (ms). */
   tpot_p50?: number | undefined
   /** The wait for a free client slot (maxConcurrency, maxInFlight), p99 (ms). */
@@ -34,6 +35,8 @@ export interface CompactSummary {
   late_start_ms?: number
   /** Each objective a matcher judged for this run. */
   slo: Verdict[]
+  /** Every percentile the end-of-run table shows (the metric registry's `table`), as `<metric>_p<N>`, ms. */
+  [percentile: `${string}_p${number}`]: number | undefined
 }
 
 export interface PerfTaskMeta {
@@ -46,6 +49,15 @@ declare module 'vitest' {
   }
 }
 
+/** The registry's table percentiles of a run (a metric it lacks read from its fallback: ttft from client_ttft). */
+function tablePercentiles(m: BenchRun['summary']['metrics']): Record<string, number | undefined> {
+  const out: Record<string, number | undefined> = {}
+  const at = (column: string | undefined, p: number): number | undefined =>
+    column === undefined ? undefined : m[column as keyof typeof m]?.[`p${p}` as 'p50' | 'p99']
+  for (const c of TABLE_METRIC_COLUMNS) out[tableKey(c.column, c.p)] = at(c.column, c.p) ?? at(c.fallback, c.p)
+  return out
+}
+
 export function compactSummary(run: BenchRun): CompactSummary {
   const m = run.summary.metrics
   return {
@@ -53,12 +65,7 @@ export function compactSummary(run: BenchRun): CompactSummary {
     target_rate: run.summary.target_rate,
     requests: run.summary.requests,
     success_rate: run.summary.success_rate,
-    ttft_p50: m.ttft?.p50 ?? m.client_ttft?.p50,
-    ttft_p99: m.ttft?.p99 ?? m.client_ttft?.p99,
-    total_latency_p99: m.total_latency?.p99,
-    pure_queue_time_p99: m.pure_queue_time?.p99,
-    tpot_p50: m.tpot?.p50,
-    client_queue_time_p99: m.client_queue_time?.p99,
+    ...tablePercentiles(m),
     cache_hit_rate: run.summary.cache_hit_rate ?? null,
     request_throughput: run.summary.request_throughput,
     output_token_throughput: run.summary.output_token_throughput,

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
+import { PERCENTILE_CHARTS } from '../common/metric-registry.ts'
 import { redactDeep } from '../common/redact.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
@@ -177,8 +178,8 @@ ${verdicts(summary)}
 ${facts(summary)}
 <h2>Request timeline${timelineNote(summary.requests)}</h2>
 <div id="legend"></div><div><canvas id="timeline"></canvas></div>
-<h2>Latency percentiles</h2><div id="percentiles" class="chart"></div><div id="percentiles-e2e" class="chart"></div>
-<div id="percentiles-token" class="chart"></div>${metricsTable(summary)}
+<h2>Latency percentiles</h2>${PERCENTILE_CHARTS.map((c) => `<div id="${c.id}" class="chart"></div>`).join('')}
+${metricsTable(summary)}
 <h2>Concurrency and server queue depth over time</h2><div id="overtime" class="chart"></div>
 <h2>Running and queued requests per worker (the servers' own /metrics)</h2>
 <div id="server-gauges" class="chart"></div>${serverMetricsTable(summary)}

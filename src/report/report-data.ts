@@ -1,4 +1,5 @@
-import { MS_PER_S } from '../common/columns.ts'
+import { MS_PER_S, type NumericColumn } from '../common/columns.ts'
+import { CHARTED_METRICS, METRICS, PERCENTILE_CHARTS } from '../common/metric-registry.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
@@ -7,16 +8,7 @@ import { levelsOnGrid, spansOf } from '../summarise/concurrency.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 import { workerAt } from '../summarise/worker-at.ts'
 
-export const REPORT_METRICS = [
-  'ttft',
-  'client_ttft',
-  'total_latency',
-  'pure_queue_time',
-  'prefill_time',
-  'tpot',
-  'itl_max',
-  'queue_time_in_router',
-] as const
+export const REPORT_METRICS = CHARTED_METRICS as readonly NumericColumn[]
 const GRID_POINTS = 400
 /** The timeline draws at most this many requests (evenly spaced by arrival): beyond, rows are under a pixel. */
 export const TIMELINE_REQUESTS = 20_000
@@ -43,7 +35,12 @@ export interface ReportData {
     first: Num[]
     finish: Num[]
   }
-  percentiles: { p: number[]; series: Record<string, Num[]> }
+  /** Each metric by percentile, and the charts that draw them (the metric registry's, in its order). */
+  percentiles: {
+    p: number[]
+    series: Record<string, Num[]>
+    charts: Array<{ id: string; title: string; metrics: string[] }>
+  }
   /** The run's SLO (its `slo` option) as limit lines on the percentile charts: each duration objective's field. */
   sloLines: Array<{ field: string; limit: number; label: string }>
   /** queueDepth is null where no request carried server queue timestamps (/v1/*, or no --enable-metrics): not zero. */
@@ -165,7 +162,14 @@ export function reportData(
       }),
       finish,
     },
-    percentiles: { p: PERCENTILES, series },
+    percentiles: {
+      p: PERCENTILES,
+      series,
+      charts: PERCENTILE_CHARTS.map((c) => ({
+        ...c,
+        metrics: METRICS.filter((m) => 'chart' in m && m.chart === c.id).map((m) => m.column),
+      })),
+    },
     sloLines: sloLines(summary.options?.['slo'] ?? summary.goodput?.slo),
     overTime: {
       t: grid,

@@ -338,15 +338,7 @@ export function reportPage(D: ReportData, uPlot: UPlot): void {
   if (legendEl !== null) legend(legendEl)
   const timeline = byId('timeline')
   if (timeline instanceof HTMLCanvasElement) drawTimeline(timeline)
-  percentileChart(byId('percentiles'), 'Time to first token and its stages, by percentile (ms)', [
-    'ttft',
-    'client_ttft',
-    'pure_queue_time',
-    'prefill_time',
-    'queue_time_in_router',
-  ])
-  percentileChart(byId('percentiles-e2e'), 'End-to-end latency by percentile (ms)', ['total_latency'])
-  percentileChart(byId('percentiles-token'), 'Per-token latency by percentile (ms)', ['tpot', 'itl_max'])
+  for (const c of D.percentiles.charts) percentileChart(byId(c.id), c.title, c.metrics)
   overTimeChart(byId('overtime'))
   serverGaugesChart(byId('server-gauges'))
   hostsChart(byId('hosts'))
