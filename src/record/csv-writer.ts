@@ -9,7 +9,9 @@ import type { RequestRecord } from './request-record.ts'
  */
 export const csvCell = (value: unknown): string | number | boolean => {
   if (value === undefined || value === null) return ''
-  if (typeof value === 'number') return Number.isInteger(value) ? value : Number(value.toFixed(6))
+  // to the nanosecond: every time and duration is already rounded to the microsecond (buildRecord), so it is written
+  // as before; a ratio such as seconds per prompt token keeps the digits a microsecond would cut
+  if (typeof value === 'number') return Number.isInteger(value) ? value : Number(value.toFixed(9))
   if (typeof value === 'string') return neutralise(value)
   return value as boolean
 }
