@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path'
 import { ensureDir, writeArtifact } from '../common/artifact-file.ts'
 import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
-import { COMPARED_METRICS } from '../common/metric-registry.ts'
+import { COMPARED_METRICS, shownValue, unitOf } from '../common/metric-registry.ts'
 import { redact } from '../common/redact.ts'
 import { SeededRandom } from '../common/seeded-random.ts'
 import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
@@ -146,6 +146,11 @@ function parseFailOn(text: string): { metric: string; pct: number } {
 }
 
 const f = (v: number): string => (Math.abs(v) >= 100 ? v.toFixed(0) : v.toFixed(2))
+/** A change's figure in its metric's unit: ms as always, a time per token to three significant digits. */
+const fm = (c: MetricChange, v: number): string => {
+  const unit = unitOf(c.metric.split(' ')[0] as string)
+  return unit === 'ms' ? f(v) : shownValue(unit, v, 2)
+}
 const pct = (c: MetricChange): string =>
   Number.isFinite(c.relative) ? `${c.relative >= 0 ? '+' : ''}${(c.relative * 100).toFixed(1)}` : 'from 0'
 /** Hit rates further apart than this are said beside a comparison. */
@@ -206,7 +211,7 @@ export async function compareCommand(argv: string[]): Promise<number> {
     results.push({ dir: run.dir, changes })
     lines.push(`\n${run.dir} vs ${base.dir}`)
     // one unit a column: the change in %, its interval in ms (of B − A), the verdict apart from both
-    const intervals = changes.map((c) => `[${f(c.lower)}, ${f(c.upper)}]`)
+    const intervals = changes.map((c) => `[${fm(c, c.lower)}, ${fm(c, c.upper)}]`)
     const width = Math.max('95 % interval of B − A (ms)'.length, ...intervals.map((t) => t.length))
     lines.push(
       `  ${'metric'.padEnd(24)}${'A (ms)'.padStart(10)}${'B (ms)'.padStart(10)}${'change (%)'.padStart(12)}   ` +
@@ -214,9 +219,11 @@ export async function compareCommand(argv: string[]): Promise<number> {
     )
     for (const [i, c] of changes.entries())
       lines.push(
-        `  ${c.metric.padEnd(24)}${f(c.base).padStart(10)}${f(c.value).padStart(10)}${pct(c).padStart(12)}   ` +
+        `  ${c.metric.padEnd(24)}${fm(c, c.base).padStart(10)}${fm(c, c.value).padStart(10)}${pct(c).padStart(12)}   ` +
           `${(intervals[i] as string).padEnd(width)}   ${c.verdict}`,
       )
+    // a metric in another unit than the columns' ms says so once
+    for (const field of fields.filter((fl) => unitOf(fl) !== 'ms')) lines.push(`  (${field}: ${unitOf(field)}, not ms)`)
     const rate = (k: 'request_throughput' | 'output_token_throughput' | 'success_rate'): string => {
       const a = base.summary[k]
       const b = run.summary[k]
@@ -292,7 +299,7 @@ function compareHtml(
       `<h2>${esc(r.dir)} vs ${esc(runs[0]?.dir ?? '')}</h2><table><thead><tr><th>metric</th><th>A (ms)</th><th>B (ms)</th><th>change (%)</th><th>95 % interval of B − A (ms)</th><th>verdict</th></tr></thead><tbody>${r.changes
         .map(
           (c) =>
-            `<tr><td>${esc(c.metric)}</td><td>${f(c.base)}</td><td>${f(c.value)}</td><td>${pct(c)}</td><td>[${f(c.lower)}, ${f(c.upper)}]</td><td class="${c.verdict === 'worse' ? 'fail' : c.verdict === 'better' ? 'pass' : ''}">${c.verdict}</td></tr>`,
+            `<tr><td>${esc(c.metric)}</td><td>${fm(c, c.base)}</td><td>${fm(c, c.value)}</td><td>${pct(c)}</td><td>[${fm(c, c.lower)}, ${fm(c, c.upper)}]</td><td class="${c.verdict === 'worse' ? 'fail' : c.verdict === 'better' ? 'pass' : ''}">${c.verdict}</td></tr>`,
         )
         .join('')}</tbody></table>`,
   )

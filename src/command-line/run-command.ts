@@ -4,7 +4,7 @@ import { keepUnrecorded } from '../capacity/keep-unrecorded.ts'
 import { sweep } from '../capacity/sweep.ts'
 import { InvalidOptionError } from '../common/errors.ts'
 import { maskedUrl } from '../common/masked-url.ts'
-import { METRICS } from '../common/metric-registry.ts'
+import { METRICS, type MetricSpec, shownValue } from '../common/metric-registry.ts'
 import { redact } from '../common/redact.ts'
 import { historyDbOf } from '../history/history-store.ts'
 import { judgeRecordedRuns } from '../history/judge-recorded-runs.ts'
@@ -242,16 +242,15 @@ const warningLines = (run: BenchRun): string =>
  */
 function headline(run: BenchRun): string {
   const m = run.summary.metrics
-  const f = (v: number | undefined): string => (v === undefined ? '—' : v.toFixed(2))
   // the registry's headline metrics, in its order: a metric with a headline line is shown here
-  const rows: Array<[string, (typeof m)[keyof typeof m], string]> = METRICS.flatMap((spec) =>
+  const rows: Array<[string, (typeof m)[keyof typeof m], MetricSpec['unit']]> = METRICS.flatMap((spec) =>
     'headline' in spec
       ? [
           [
             typeof spec.headline === 'function' ? spec.headline(run.summary.ttft_source) : spec.headline,
             m[spec.column as keyof typeof m],
             spec.unit,
-          ] as [string, (typeof m)[keyof typeof m], string],
+          ] as [string, (typeof m)[keyof typeof m], MetricSpec['unit']],
         ]
       : [],
   )
@@ -274,10 +273,10 @@ function headline(run: BenchRun): string {
   ]
   return [
     ...totals.map(([name, v]) => `${name.padEnd(width)}  ${v}`),
-    ...rows.map(
-      ([name, d, unit]) =>
-        `${name.padEnd(width)}  mean ${f(d?.mean).padStart(9)}  median ${f(d?.p50).padStart(9)}  p99 ${f(d?.p99).padStart(9)} ${unit}`,
-    ),
+    ...rows.map(([name, d, unit]) => {
+      const v = (x: number | undefined): string => (x === undefined ? '—' : shownValue(unit, x, 2))
+      return `${name.padEnd(width)}  mean ${v(d?.mean).padStart(9)}  median ${v(d?.p50).padStart(9)}  p99 ${v(d?.p99).padStart(9)} ${unit}`
+    }),
     `${'Prefix cache hit rate'.padEnd(width)}  ${hit === null ? '— (the server reports no cached tokens)' : `${(hit * 100).toFixed(1)} %`}`,
     // speculative decoding, where the server says (SGLang's spec_verify_ct): as bench_serving's accept length
     ...(s.speculative === null || s.speculative === undefined

@@ -111,8 +111,18 @@ export const CHARTED_METRICS: readonly string[] = SPECS.filter((m) => m.chart !=
 
 /** The end-of-run table's metric columns, in order: the header, the metric, its percentile. */
 export const TABLE_METRIC_COLUMNS = SPECS.flatMap((m) =>
-  (m.table ?? []).map((t) => ({ ...t, column: m.column, fallback: m.tableFallback })),
+  (m.table ?? []).map((t) => ({ ...t, column: m.column, fallback: m.tableFallback, unit: m.unit })),
 )
+
+/** A metric's unit (ms where the column is not one of the registry's). */
+export const unitOf = (column: string): MetricSpec['unit'] => SPECS.find((m) => m.column === column)?.unit ?? 'ms'
+
+/**
+ * A metric's value as tables and lines show it: ms to the given decimals (as they always were), a time per token to
+ * three significant digits (25 µs a token is 0.025 ms/token: two decimals would read it as 0.03).
+ */
+export const shownValue = (unit: MetricSpec['unit'], v: number, decimals: number): string =>
+  unit === 'ms' || v === 0 ? v.toFixed(decimals) : String(Number(v.toPrecision(3)))
 
 /** The compact summary's key for a metric's percentile (`ttft_p99`): the end-of-run table's and runs.json's. */
 export const tableKey = (column: string, p: number): string => `${column}_p${p}`

@@ -2,7 +2,7 @@ import { appendFileSync, mkdirSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import type { Reporter, TestModule, Vitest } from 'vitest/node'
 import { writeArtifact } from '../common/artifact-file.ts'
-import { TABLE_METRIC_COLUMNS } from '../common/metric-registry.ts'
+import { shownValue, TABLE_METRIC_COLUMNS } from '../common/metric-registry.ts'
 import { redact } from '../common/redact.ts'
 import { verdictText } from '../summarise/verdict.ts'
 import type { CompactSummary } from './task-meta.ts'
@@ -42,7 +42,10 @@ export function rowCells(r: TableRow): string[] {
     s.rate_label ?? (s.target_rate === null ? 'inf' : String(s.target_rate)),
     String(s.requests),
     `${(s.success_rate * 100).toFixed(1)}%`,
-    ...TABLE_METRIC_COLUMNS.map((c) => f1(s[`${c.column}_p${c.p}`])),
+    ...TABLE_METRIC_COLUMNS.map((c) => {
+      const v = s[`${c.column}_p${c.p}`]
+      return v === undefined ? '—' : shownValue(c.unit, v, 1)
+    }),
     s.cache_hit_rate === undefined || s.cache_hit_rate === null ? '—' : `${(s.cache_hit_rate * 100).toFixed(0)}%`,
     f1(s.achieved_rate),
     f1(s.request_throughput),
