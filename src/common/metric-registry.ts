@@ -32,6 +32,7 @@ export const PERCENTILE_CHARTS: ReadonlyArray<{ id: string; title: string }> = [
   { id: 'percentiles', title: 'Time to first token and its stages, by percentile (ms)' },
   { id: 'percentiles-e2e', title: 'End-to-end latency by percentile (ms)' },
   { id: 'percentiles-token', title: 'Per-token latency by percentile (ms)' },
+  { id: 'percentiles-ttft-per-token', title: 'Time to first token per prompt token, by percentile (ms/token)' },
 ]
 
 export const METRICS = [
@@ -88,6 +89,18 @@ export const METRICS = [
   { column: 'prefill_time', unit: 'ms', chart: 'percentiles' },
   { column: 'queue_time_in_router', unit: 'ms', chart: 'percentiles' },
   { column: 'itl_max', unit: 'ms', chart: 'percentiles-token' },
+  {
+    // TTFT divided by the prompt's tokens: a prefill's speed, comparable across prompt lengths (long prompts no
+    // longer read as slow first tokens)
+    column: 'ttft_per_input_token',
+    added: true,
+    unit: 'ms/token',
+    headline: 'TTFT per prompt token',
+    table: [{ header: 'ttft/tok p50', p: 50, optional: 'empty' }],
+    compare: true,
+    historySamples: true,
+    chart: 'percentiles-ttft-per-token',
+  },
 ] as const satisfies readonly MetricSpec[]
 
 const SPECS: readonly MetricSpec[] = METRICS

@@ -74,6 +74,8 @@ export interface RequestRecord {
    * one, else completion_tokens / spec_verify_ct (as SGLang's own tests compute it); empty where it says neither.
    */
   spec_accept_length: number | undefined
+  /** `ttft / actual_prompt_tokens`, seconds per prompt token (to the nanosecond); empty where either is unknown. */
+  ttft_per_input_token: number | undefined
 }
 
 /**
@@ -107,6 +109,7 @@ export function buildRecord(
   const finish = seconds(obs.finishMs)
   const clientFirst = seconds(obs.firstTokenMs)
   const outTokens = obs.completionTokens
+  const ttft = firstToken !== undefined ? diff(firstToken, arrival) : diff(clientFirst, arrival)
   return {
     req_id: obs.reqId,
     success: obs.success,
@@ -131,7 +134,7 @@ export function buildRecord(
     total_latency: diff(finish, arrival),
     // one meaning everywhere (gate, sweep, capacity, compare, the table): the server's first token where it says
     // when, else the client's — as bench_serving, vllm bench, AIPerf and GuideLLM mean it; summary.ttft_source says
-    ttft: firstToken !== undefined ? diff(firstToken, arrival) : diff(clientFirst, arrival),
+    ttft,
     queue_time_in_router: diff(send, arrival),
     queue_time_in_server: diff(firstToken, created),
     tokenize_time: diff(qStart, created),
@@ -168,6 +171,10 @@ export function buildRecord(
       (obs.specVerifyCt !== undefined && obs.specVerifyCt > 0 && outTokens !== undefined
         ? toMicros(outTokens / obs.specVerifyCt)
         : undefined),
+    ttft_per_input_token:
+      ttft !== undefined && obs.promptTokens !== undefined && obs.promptTokens > 0
+        ? Math.round((ttft / obs.promptTokens) * 1e9) / 1e9
+        : undefined,
   }
 }
 
