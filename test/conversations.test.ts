@@ -70,7 +70,9 @@ test.each([
         }
       }
       const csv = readFileSync(join(dir, 'requests.csv'), 'utf8').split('\n')
-      expect(csv[0] as string).toMatch(/,session_id,turn,client_queue_time,ttfo,reasoning_tokens,spec_accept_length(,|$)/u)
+      expect(csv[0] as string).toMatch(
+        /,session_id,turn,client_queue_time,ttfo,reasoning_tokens,spec_accept_length(,|$)/u,
+      )
       const c = run.summary.conversations
       expect(c?.sessions).toBe(6)
       expect(c?.ttft_ms.first_turn?.count).toBe(6)
