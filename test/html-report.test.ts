@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chromium, type Page } from 'playwright-core'
 import { expect, test } from 'vitest'
+import { PERCENTILE_CHARTS } from '../src/common/metric-registry.ts'
 import { benchRequests } from '../src/index.ts'
 import { matchers } from '../src/matchers/matchers.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
@@ -70,8 +71,10 @@ test.skipIf(!existsSync(CHROMIUM))(
       expect(errors).toEqual([])
       expect(requests).toEqual([])
       expect(await page.locator('#timeline').getAttribute('data-drawn')).toBe('40')
-      // percentiles ×3, concurrency, running/queued, KV and cache hit, the router's view, requests per worker
-      expect(await page.locator('.uplot').count()).toBe(8)
+      // the registry's percentile charts (TTFT, e2e, per token, TTFT per prompt token), concurrency, running/queued,
+      // KV and cache hit, the router's view, requests per worker
+      expect(await page.locator('.uplot').count()).toBe(PERCENTILE_CHARTS.length + 5)
+      expect(await page.locator('#percentiles-ttft-per-token .uplot').count()).toBe(1)
       expect(await page.locator('#kv').getAttribute('data-series')).toBe('4')
       expect(await page.locator('#router-view').getAttribute('data-series')).toBe('4')
       // the servers' own running and queued requests, per worker
