@@ -12,7 +12,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -91,6 +91,14 @@ churn)
   trap 'kill $pid 2>/dev/null || true' EXIT
   waitHealthy
   python3 "$repo/bench/real-server/churn-probe.py" http://127.0.0.1:8080 "$out/churn.jsonl"
+  ;;
+mixed)
+  # a prompt's cost among N decoding streams, in the server's own prompt_ms (mixed-probe.py)
+  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+  python3 "$repo/bench/real-server/mixed-probe.py" http://127.0.0.1:8080 "$out/mixed.jsonl"
   ;;
 gpus)
   # issue 47: a run that samples the GPU it loads (--gpus auto reads nvidia-smi), its summary and report sent back
