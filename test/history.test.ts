@@ -93,7 +93,8 @@ async function hundredRuns(): Promise<string[]> {
   const w = await startSimWorker(['--speed', '4'], 'history-writers')
   const base = tmp()
   try {
-    await benchRequests(w, { rate: 100, requests: 5, metricsIntervalMs: 0, outDir: base, quiet: true })
+    // valid at any pace: an invalid run's 100 copies are all left out by `history record` (one CI run: 0 recorded)
+    await benchRequests(w, { rate: 100, requests: 5, metricsIntervalMs: 0, outDir: base, quiet: true, ...ANY_PACE })
   } finally {
     await w.stop()
   }
@@ -172,7 +173,19 @@ test('30 runs with seeds 1…30 at one speed then 10 at 0.85 of it: one workload
         '16',
         '--seed',
         '99',
-      ].concat(['--metrics-interval-ms', '0', '--out-dir', tmp(), '--history-db', db]),
+      ].concat(
+        ['--metrics-interval-ms', '0', '--out-dir', tmp(), '--history-db', db],
+        [
+          // judged at any client pace, as the 40 are: one CI run's dispatch lag p99 read 28.2 ms beside another test
+          // file and the run was invalid, so nothing was judged
+          '--max-dispatch-lag-ms',
+          'Infinity',
+          '--max-event-loop-delay-ms',
+          'Infinity',
+          '--max-receive-busy',
+          'Infinity',
+        ],
+      ),
     )
     expect(r.stdout, r.all).toMatch(/\nhistory:\n/u)
     expect(r.stdout).toMatch(/✗ tpot\.p50 \(workload \w+, 41 runs\): regression at run (29|30|31|32|33) /u)
