@@ -658,6 +658,13 @@ describe.skipIf(noPostgres !== undefined)('history in PostgreSQL (--db postgres:
           outDir,
           '--history-db',
           pg.url,
+          // judged at any client pace, as the 40 are (an invalid run is not judged)
+          '--max-dispatch-lag-ms',
+          'Infinity',
+          '--max-event-loop-delay-ms',
+          'Infinity',
+          '--max-receive-busy',
+          'Infinity',
         ]),
       )
       // it joins the regressed series and is judged at once against PostgreSQL: it fails as history check would
@@ -667,7 +674,7 @@ describe.skipIf(noPostgres !== undefined)('history in PostgreSQL (--db postgres:
       expect(recorded).toContain('postgres://perf:')
       expect(recorded).not.toContain('llm-perf-secret-pw')
       expect(cliRun.all).not.toContain('llm-perf-secret-pw')
-      const run = await benchRequests(w, { ...WORKLOAD, outDir: tmp(), history: { db: pg.url } })
+      const run = await benchRequests(w, { ...WORKLOAD, ...ANY_PACE, outDir: tmp(), history: { db: pg.url } })
       await expect(expect(run).toNotRegress({ metrics: ['tpot.p50'], db: pg.url })).rejects.toThrow(
         /tpot\.p50 regressed at run 3\d of 4\d/u,
       )

@@ -112,6 +112,9 @@ test.each([
     dataset: { kind: 'random', inputLen: 32, outputLen: 16 },
     outDir: outDir(),
     quiet: true,
+    // only the simulator's limit judges: beside other test files the load generator's own lag (28 ms once) made the
+    // run invalid for another reason first
+    validity: { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity, maxReceiveBusy: Infinity },
   })
   // frozen mid-run, whenever that is on a busy machine: once the worker has answered 10 of the 100 requests
   await served(cluster.workers[0]?.url as string, 10)
