@@ -60,3 +60,36 @@ test("a read that carries many steps of a stream passes them on in one write, wh
     link.close()
   }
 })
+
+test('a response whose head and whole body came in one read is passed on in one write', async () => {
+  const res = await fetch(`${worker.url}${SIM_LINK_ROUTE}`)
+  const { socket } = (await res.json()) as { socket: string }
+  const link = new WorkerLink(socket)
+  try {
+    // one round trip first: the link's socket is connected, so the request below leaves while the loop is held
+    const opened = await link.request('/health', {}, '', {
+      signal: new AbortController().signal,
+      headersTimeoutMs: 10_000,
+    })
+    expect(opened.status).toBe(200)
+    await opened.text()
+    const before = finishedSync(worker.url)
+    const body = { text: 'hello again', stream: true, sampling_params: { max_new_tokens: 32, ignore_eos: true } }
+    const asked = link.request('/generate', { 'content-type': 'application/json' }, JSON.stringify(body), {
+      signal: new AbortController().signal,
+      headersTimeoutMs: 10_000,
+    })
+    // held before the head is read: the head, every step and the end wait in the socket for one read
+    for (let ask = 0; ask < 500 && finishedSync(worker.url) <= before; ask++) {}
+    const up = await asked
+    expect(up.status).toBe(200)
+    const pieces: Buffer[] = []
+    expect(await up.pipe((bytes) => pieces.push(Buffer.from(bytes)) < 0)).toBe(true)
+    const got = events(pieces)
+    expect(got).toHaveLength(33)
+    expect(got.at(-1)).toBe('data: [DONE]')
+    expect(pieces).toHaveLength(1)
+  } finally {
+    link.close()
+  }
+})

@@ -135,7 +135,9 @@ export class WorkerLink {
   #response(s: Stream, status: number, headers: Record<string, string>): LinkResponse {
     const pipe = (onData: (bytes: Buffer) => boolean): Promise<boolean> =>
       new Promise((resolve) => {
-        for (const bytes of s.early) onData(bytes)
+        // what came with the head (a router that read late) goes on in one write too, as a catching-up read's does
+        if (s.early.length === 1) onData(s.early[0] as Buffer)
+        else if (s.early.length > 1) onData(Buffer.concat(s.early))
         s.early = []
         if (s.finished !== undefined) return resolve(s.finished)
         s.onData = onData
