@@ -218,6 +218,14 @@ test.skipIf(!existsSync(CHROMIUM))(
       await inReport(run.files.html as string, '#gpu-power .uplot', async (page) => {
         for (const id of ['gpu-util', 'gpu-memory', 'gpu-power'])
           expect(await page.locator(`#${id}`).getAttribute('data-series'), id).toBe('2')
+        // each chart's columns at their own times: no GPU column null between the servers' ticks (a line through
+        // every other point null drew nothing), and the servers' columns none at the GPUs' times either
+        const data = JSON.parse((await page.locator('#data').textContent()) as string)
+        const nulls = (g: Record<string, Array<number | null>>): number =>
+          Object.values(g).reduce((n, c) => n + c.filter((v) => v === null).length, 0)
+        expect(data.gpus.t.length).toBeGreaterThan(5)
+        expect(nulls(data.gpus.util) + nulls(data.gpus.memory) + nulls(data.gpus.power)).toBe(0)
+        expect(nulls(data.serverGauges.running)).toBe(0)
       })
     } finally {
       process.env.PATH = path

@@ -68,7 +68,9 @@ function gauges(series: MetricsSeries | undefined): ReportData['serverGauges'] {
     )
   const running = pick('num_running_reqs')
   const queued = pick('num_queue_reqs')
-  return Object.keys(running).length + Object.keys(queued).length === 0 ? null : { t: series.t, running, queued }
+  return Object.keys(running).length + Object.keys(queued).length === 0
+    ? null
+    : atOwnTimes(series.t, { running, queued })
 }
 
 /** A metric of every source that has it, or of the router by worker (`requests_active:worker-1`). */
@@ -87,13 +89,28 @@ function columns(
 
 const anyOf = (...groups: Array<Record<string, Num[]>>): boolean => groups.some((g) => Object.keys(g).length > 0)
 
+/**
+ * A chart's columns at the times they were sampled: the servers' ticks and the GPUs' own timer share one time axis,
+ * so each column is null at the other's times, and a line through every other point null is no line at all (the
+ * H100 run's GPU charts drew axes and nothing else). Keeps the times where any of these columns has a value.
+ */
+function atOwnTimes<G extends Record<string, Record<string, Num[]>>>(t: number[], groups: G): { t: number[] } & G {
+  const columns = Object.values(groups).flatMap((g) => Object.values(g))
+  const keep = t.map((_, i) => columns.some((c) => c[i] !== null && c[i] !== undefined))
+  const at = (c: Num[]): Num[] => c.filter((_, i) => keep[i])
+  const out: Record<string, Record<string, Num[]>> = {}
+  for (const [name, g] of Object.entries(groups))
+    out[name] = Object.fromEntries(Object.entries(g).map(([k, c]) => [k, at(c)]))
+  return { t: t.filter((_, i) => keep[i]), ...(out as G) }
+}
+
 function kvUsage(series: MetricsSeries | undefined): ReportData['kv'] {
   if (series === undefined) return null
   const worker = (wanted: string) => (source: string, metric: string) =>
     metric === wanted && source !== 'router' && !source.startsWith('gpu') ? source : undefined
   const usage = columns(series, worker('token_usage'))
   const hitRate = columns(series, worker('cache_hit_rate'))
-  return anyOf(usage, hitRate) ? { t: series.t, usage, hitRate } : null
+  return anyOf(usage, hitRate) ? atOwnTimes(series.t, { usage, hitRate }) : null
 }
 
 function routerView(series: MetricsSeries | undefined): ReportData['router'] {
@@ -102,7 +119,7 @@ function routerView(series: MetricsSeries | undefined): ReportData['router'] {
     source === 'router' && metric.startsWith(`${prefix}:`) ? metric.slice(prefix.length + 1) : undefined
   const active = columns(series, byWorker('requests_active'))
   const health = columns(series, byWorker('worker_health'))
-  return anyOf(active, health) ? { t: series.t, active, health } : null
+  return anyOf(active, health) ? atOwnTimes(series.t, { active, health }) : null
 }
 
 function gpuView(series: MetricsSeries | undefined): ReportData['gpus'] {
@@ -112,7 +129,7 @@ function gpuView(series: MetricsSeries | undefined): ReportData['gpus'] {
   const util = columns(series, gpu('gpu_utilization_pct'))
   const memory = columns(series, gpu('gpu_memory_used_mib'))
   const power = columns(series, gpu('gpu_power_w'))
-  return anyOf(util, memory, power) ? { t: series.t, util, memory, power } : null
+  return anyOf(util, memory, power) ? atOwnTimes(series.t, { util, memory, power }) : null
 }
 
 export function reportData(

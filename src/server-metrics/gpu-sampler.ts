@@ -31,6 +31,9 @@ export class GpuSampler {
   readonly #impossible = new Set<string>()
   #note: string | undefined
   #buffer = ''
+  /** The poll the lines now arriving belong to: its time, and the GPUs it has given (a GPU again is the next poll). */
+  #pollT = 0
+  readonly #inPoll = new Set<string>()
   #stderr = ''
   #lines = 0
   #exited: { code: number | undefined; signal: string | undefined; failed: boolean; enoent: boolean } | undefined
@@ -58,8 +61,17 @@ export class GpuSampler {
       this.#buffer += text
       const lines = this.#buffer.split('\n')
       this.#buffer = lines.pop() ?? ''
-      const t = Math.round(nowMs()) / 1000
-      const rows = lines.flatMap((line) => this.#parse(line, t))
+      // one time a poll: nvidia-smi prints every GPU of a poll, and its lines may come in more than one read; a GPU
+      // two reads stamped apart put each GPU's samples between the other's, and the report drew no line through them
+      const rows = lines.flatMap((line) => {
+        const gpu = line.split(',', 1)[0]?.trim() ?? ''
+        if (this.#inPoll.size === 0 || this.#inPoll.has(gpu)) {
+          this.#inPoll.clear()
+          this.#pollT = Math.round(nowMs()) / 1000
+        }
+        this.#inPoll.add(gpu)
+        return this.#parse(line, this.#pollT)
+      })
       if (rows.length > 0) write(rows)
     })
     this.#process.stderr?.setEncoding('utf8')
