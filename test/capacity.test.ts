@@ -17,6 +17,9 @@ const workload = {
   tokenizer: 'words' as const,
   dataset: { kind: 'random' as const, inputLen: 8, outputLen: 2 },
   metricsIntervalMs: 0,
+  // the client's limits with room: on a shared 2-core CI machine the rate-break search's first step (5 req/s) was
+  // judged invalid on the client's pace; a few ms late moves no breaking point these tests read (33 req/s, p90 100 ms)
+  validity: { maxDispatchLagMs: 50, maxEventLoopDelayMs: 100 },
 }
 
 test('the search brackets a stand-in server’s known breaking point (33 req/s) within 5 %, and says which objective broke', async () => {
