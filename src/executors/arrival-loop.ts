@@ -15,6 +15,12 @@ export interface ArrivalLoopInputs extends LoopInputs {
    */
   thinkMs?: (() => number) | undefined
   /**
+   * Closed-loop users who join over the run: the loop starts with this many of its `maxInFlight` users, and one more
+   * joins (sending its first request at once) each time another 1/(maxInFlight − usersFrom + 1) of its requests is
+   * sent. By request count, not time, so the same run on a faster server ramps the same way.
+   */
+  usersFrom?: number | undefined
+  /**
    * `maxConcurrency` (bench_serving's --max-concurrency): a request that waited for a slot arrives when it gets one,
    * so its latencies start at its send; the wait is its client_queue_time. Otherwise (`maxInFlight`) the latencies
    * start at the scheduled arrival and hold the wait.
@@ -55,6 +61,14 @@ export async function arrivalLoop(inp: ArrivalLoopInputs): Promise<void> {
   let fired = 0
   // closed-loop users thinking before their next request: k → its timer (an abort gives each its row)
   const thinking = new Map<number, NodeJS.Timeout>()
+  // the users (slots) open when request k is next: all of maxInFlight, or a growing number of them
+  const from = inp.usersFrom
+  const slotsAt =
+    from === undefined || !Number.isFinite(inp.maxInFlight)
+      ? (): number => inp.maxInFlight
+      : (k: number): number =>
+          Math.min(inp.maxInFlight, from + Math.floor(((inp.maxInFlight - from + 1) * k) / Math.max(1, n)))
+  let joined = 0
   const start = (k: number, lagMs: number, arrivalMs?: number, slotWaitMs = 0): void => {
     const obs = observe(inp, k, lagMs, arrivalMs)
     obs.slotWaitMs = slotWaitMs
@@ -74,6 +88,12 @@ export async function arrivalLoop(inp: ArrivalLoopInputs): Promise<void> {
           if (!core.aborted) start(next, 0, inp.clock.nowMs())
         }, inp.thinkMs())
         thinking.set(next, timer)
+        // the users due by now who have not joined yet send their first requests
+        while (waitFrom < waitTo && joined < slotsAt(waitFrom)) {
+          joined++
+          const first = waitFrom++
+          start(first, 0, inp.clock.nowMs())
+        }
       }
     })
   }
@@ -93,8 +113,11 @@ export async function arrivalLoop(inp: ArrivalLoopInputs): Promise<void> {
     inp.arrivalsS,
     (k, lagMs) => {
       fired = k + 1
-      if (c.inFlight < inp.maxInFlight) start(k, lagMs)
-      else {
+      // FIFO: while any request waits, a new one waits behind it (a user thinking leaves a slot that is not free)
+      if (waitFrom === waitTo && c.inFlight < slotsAt(k)) {
+        joined++
+        start(k, lagMs)
+      } else {
         c.waitedForSlot++
         waitingLags ??= new Float64Array(n)
         waitingLags[k] = lagMs

@@ -25,7 +25,12 @@ export type Pacing =
       /** maxConcurrency: a request that waited for a slot is timed from its send. */
       clockFromSlot?: boolean
       /** Closed-loop users: each slot is a user who sends the next request its think time after the last answer. */
-      users?: { thinkTime: ThinkTime; seed: number }
+      users?: {
+        thinkTime: ThinkTime
+        seed: number
+        /** Users who join over the run: `from` of the run's `to` at first (each thread its share). */
+        ramp?: { from: number; to: number }
+      }
     }
   | {
       /** Multi-turn sessions (one thread holds them all): where each session's turns start, and when it opens. */

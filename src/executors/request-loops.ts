@@ -29,6 +29,11 @@ const LOOPS: { [K in Pacing['loop']]: Loop<Extract<Pacing, { loop: K }>> } = {
       stride: share.stride,
       maxInFlight: share.maxInFlight,
       clockFromSlot: pacing.clockFromSlot,
+      // a thread's share of the first users: its share of the last, in the run's proportion (at least one)
+      usersFrom:
+        pacing.users?.ramp === undefined
+          ? undefined
+          : Math.max(1, Math.round((share.maxInFlight * pacing.users.ramp.from) / pacing.users.ramp.to)),
       thinkMs:
         pacing.users === undefined
           ? undefined
