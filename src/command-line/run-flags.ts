@@ -111,6 +111,20 @@ export const RUN_FLAG_GROUPS = {
       help: 'closed-loop users: each sends after its last answer and --think-time-ms',
       ...number('users'),
     },
+    'users-ramp': {
+      type: 'string',
+      arg: 'A:B',
+      help: 'closed-loop users growing from A to B over the run, one more each (B − A + 1)-th of the requests',
+      set: (v, ctx) => {
+        const m = /^(\d+):(\d+)$/u.exec(v as string)
+        const [from, to] = [Number(m?.[1]), Number(m?.[2])]
+        if (m === null || from < 1 || to < from)
+          ctx.problems.push(`--users-ramp: expected A:B, whole numbers with 0 < A ≤ B (e.g. 1:32), got ${String(v)}`)
+        if (ctx.values.arrival !== undefined)
+          ctx.problems.push(`--arrival: a users ramp sends on its users' answers, got --arrival ${ctx.values.arrival}`)
+        ctx.o['arrival'] = { kind: 'users-ramp', from, to }
+      },
+    },
     'think-time-ms': { type: 'string', arg: 'T', help: "a user's pause after an answer", ...number('thinkTime') },
     'max-concurrency': {
       type: 'string',

@@ -5,12 +5,14 @@ import type { CheckedOptions, Executor } from './executor.ts'
 import { openExecutor } from './open/open-executor.ts'
 import { rampExecutor } from './ramp/ramp-executor.ts'
 import { traceExecutor } from './trace/trace-executor.ts'
+import { usersRampExecutor } from './users-ramp/users-ramp-executor.ts'
 
 /**
  * The load modes, one line each; the first whose `claims` holds for the options runs them. A new mode is a
  * folder beside these and a line here (k6's executors, vitest's reporters map).
  */
 export const EXECUTORS = [
+  usersRampExecutor,
   traceExecutor,
   conversationsExecutor,
   closedExecutor,
