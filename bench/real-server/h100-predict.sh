@@ -12,7 +12,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -91,6 +91,14 @@ churn)
   trap 'kill $pid 2>/dev/null || true' EXIT
   waitHealthy
   python3 "$repo/bench/real-server/churn-probe.py" http://127.0.0.1:8080 "$out/churn.jsonl"
+  ;;
+slotwait)
+  # what choosing a slot costs: the wait before each prompt began, pinned and left to the server (slot-wait-probe.py)
+  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+  python3 "$repo/bench/real-server/slot-wait-probe.py" http://127.0.0.1:8080 "$out/slot-wait.jsonl"
   ;;
 mixed)
   # a prompt's cost among N decoding streams, in the server's own prompt_ms (mixed-probe.py)

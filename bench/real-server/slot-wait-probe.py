@@ -1,0 +1,79 @@
+"""What choosing a slot costs llama.cpp: the wait before the server began a prompt (the client's time to the one-token
+answer less the server's own prompt_ms), the same 256-token prompts pinned to slot 0 and left to the server to place
+(it compares the prompt with every idle slot's cache, common_lcs, before it takes the least recently used), on a
+fresh server and with every other slot holding 256, 1024 and 2048 tokens. Medians of 12. Not a test:
+h100-predict.sh slotwait.
+
+  python3 slot-wait-probe.py URL OUT.jsonl
+"""
+
+import json
+import random
+import statistics
+import sys
+import time
+import urllib.request
+
+URL, OUT = sys.argv[1], sys.argv[2]
+rng = random.Random(9)
+out = open(OUT, "w")
+
+
+def post(body):
+    req = urllib.request.Request(URL + "/completion", json.dumps(body).encode(), {"Content-Type": "application/json"})
+    t0 = time.perf_counter()
+    with urllib.request.urlopen(req, timeout=300) as r:
+        got = json.loads(r.read())
+    return (time.perf_counter() - t0) * 1000, got
+
+
+def kv():
+    with urllib.request.urlopen(URL + "/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("llamacpp:kv_cache_tokens"):
+                return float(line.split()[-1])
+
+
+def ids(n):
+    return [rng.randrange(10, 300) for _ in range(n)]
+
+
+def waits(prompt, pin, n=12):
+    ws, ps = [], []
+    for _ in range(n):
+        body = {"prompt": ids(prompt), "n_predict": 1, "cache_prompt": True}
+        if pin:
+            body["id_slot"] = 0
+        total, r = post(body)
+        ps.append(r["timings"]["prompt_ms"])
+        ws.append(total - r["timings"]["prompt_ms"])
+    return statistics.median(ws), statistics.median(ps)
+
+
+# warm the server's paths once
+for _ in range(3):
+    post({"prompt": ids(256), "n_predict": 1, "id_slot": 0})
+for fill in [0, 256, 1024, 2048]:
+    if fill > 0:
+        for slot in range(1, 64):
+            post({"prompt": ids(fill), "n_predict": 1, "id_slot": slot, "cache_prompt": True})
+    for prompt in [256, 1024] if fill in (0, 2048) else [256]:
+        before = kv()
+        pinned, pinned_prompt = waits(prompt, True)
+        mid = kv()
+        any_slot, any_prompt = waits(prompt, False)
+        after = kv()
+        line = {
+            "fill": fill,
+            "prompt": prompt,
+            "cells_before": before,
+            "cells_mid": mid,
+            "cells_after": after,
+            "wait_pinned_ms": round(pinned, 2),
+            "wait_any_slot_ms": round(any_slot, 2),
+            "prompt_ms_pinned": round(pinned_prompt, 2),
+            "prompt_ms_any_slot": round(any_prompt, 2),
+        }
+        print(json.dumps(line), flush=True)
+        out.write(json.dumps(line) + "\n")
+        out.flush()
