@@ -16,17 +16,19 @@ step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
-if [ ! -x /tmp/w/node ]; then
-  xz -dc "$repo/.device/node.xz" >/tmp/w/node && chmod +x /tmp/w/node
+# DEVICE=.device-llama (the llama.cpp parts alone) for the python probes: the tree and .device pass 64 MiB together
+dev=$repo/${DEVICE:-.device}
+if [ ! -x /tmp/w/node ] && [ -f "$dev/node.xz" ]; then
+  xz -dc "$dev/node.xz" >/tmp/w/node && chmod +x /tmp/w/node
 fi
 export PATH=/tmp/w:$PATH
-[ -d "$repo/node_modules/undici" ] || tar xJf "$repo/.device/node_modules.tar.xz" -C "$repo"
+[ -d "$repo/node_modules/undici" ] || [ ! -f "$dev/node_modules.tar.xz" ] || tar xJf "$dev/node_modules.tar.xz" -C "$repo"
 llama=$repo/.llama
-if [ ! -x "$llama/build/bin/llama-server" ] && ls "$repo"/.device/llama-bin.tar.xz.* >/dev/null 2>&1; then
+if [ ! -x "$llama/build/bin/llama-server" ] && ls "$dev"/llama-bin.tar.xz.* >/dev/null 2>&1; then
   # a build an earlier call sent back (static, sm_90): 3.5 minutes of GPU time saved a call
   mkdir -p "$llama/build/bin" "$llama/src"
-  cat "$repo"/.device/llama-bin.tar.xz.* | tar xJf - -C "$llama/build/bin"
-  tar xJf "$repo/.device/llama-src.tar.xz" -C "$llama/src"  # gguf-py (the model writer) at least
+  cat "$dev"/llama-bin.tar.xz.* | tar xJf - -C "$llama/build/bin"
+  tar xJf "$dev/llama-src.tar.xz" -C "$llama/src"  # gguf-py (the model writer) at least
 fi
 if [ ! -x "$llama/build/bin/llama-server" ]; then
   start=$(date +%s)
