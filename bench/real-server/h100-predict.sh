@@ -32,7 +32,7 @@ if [ ! -x "$llama/build/bin/llama-server" ] && ls "$dev"/llama-bin.tar.xz.* >/de
 fi
 if [ ! -x "$llama/build/bin/llama-server" ]; then
   start=$(date +%s)
-  mkdir -p "$llama/src" && tar xJf "$repo/.device/llama-src.tar.xz" -C "$llama/src"
+  mkdir -p "$llama/src" && tar xJf "$dev/llama-src.tar.xz" -C "$llama/src"
   (cd "$llama/src" && cmake -B "$llama/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
     -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
     cmake --build "$llama/build" --target llama-server -j16 >>"$out/build.log" 2>&1)
