@@ -28,10 +28,11 @@ test('a users ramp 1→4 over 40 requests: one user for the first 10, one more e
       { url: worker.url },
       {
         arrival: { kind: 'users-ramp', from: 1, to: 4 },
-        thinkTime: 20,
+        // answers long beside the think: a user is nearly always in flight, so each step of the ramp is seen
+        thinkTime: 5,
         requests: 40,
         processes: 1,
-        dataset: { kind: 'random', inputLen: 32, outputLen: 8 },
+        dataset: { kind: 'random', inputLen: 32, outputLen: 32 },
         outDir: outDir(),
       },
     )
@@ -42,14 +43,19 @@ test('a users ramp 1→4 over 40 requests: one user for the first 10, one more e
       rate_label: '1→4 users',
       users_from: 1,
       users_to: 4,
-      think_time_ms: 20,
+      think_time_ms: 5,
     })
-    // request k is sent with at most 1 + ⌊4k/40⌋ users: the ramp's users, never more
+    // request k (requests go out in their order) is sent with at most 1 + ⌊4k/40⌋ users in flight, never more
     const level = levels(run.records as never)
     for (const [k, l] of level.entries()) expect(l, `request ${k}`).toBeLessThanOrEqual(1 + Math.floor((4 * k) / 40))
     // and each step of the ramp is reached: one user alone at first, all four by the end
     expect(Math.max(...level.slice(0, 10))).toBe(1)
     expect(Math.max(...level.slice(30))).toBe(4)
+    // in their order: each request is sent no earlier than the one before it
+    const sent = [...run.records]
+      .sort((a, b) => Number(a.req_id.split('-').at(-1)) - Number(b.req_id.split('-').at(-1)))
+      .map((r) => r.arrival_time)
+    for (let k = 1; k < sent.length; k++) expect(sent[k]).toBeGreaterThanOrEqual(sent[k - 1] as number)
     // one request at t = 0: the others are each sent after an answer (a joining user's first at once)
     expect(run.records.filter((r) => r.arrival_time === 0)).toHaveLength(1)
   } finally {

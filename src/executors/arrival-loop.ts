@@ -59,9 +59,9 @@ export async function arrivalLoop(inp: ArrivalLoopInputs): Promise<void> {
   let waitTo = 0
   let waitingLags: Float64Array | undefined
   let fired = 0
-  // closed-loop users thinking before their next request: k → its timer (an abort gives each its row)
-  const thinking = new Map<number, NodeJS.Timeout>()
-  // the users (slots) open when request k is next: all of maxInFlight, or a growing number of them
+  // closed-loop users thinking before their next request (an abort clears them; their requests are still queued)
+  const thinking = new Set<NodeJS.Timeout>()
+  // the users open when request k is sent: all of maxInFlight, or a ramp's growing number of them
   const from = inp.usersFrom
   const slotsAt =
     from === undefined || !Number.isFinite(inp.maxInFlight)
@@ -76,34 +76,33 @@ export async function arrivalLoop(inp: ArrivalLoopInputs): Promise<void> {
     void core.send(obs, requestBody(item, obs.reqId, inp.body)).then((errorType) => {
       core.finish(obs, errorType)
       if (waitFrom >= waitTo || core.aborted) return
-      const next = waitFrom++
-      const lag = (waitingLags as Float64Array)[next] as number
       if (inp.thinkMs === undefined) {
+        const next = waitFrom++
+        const lag = (waitingLags as Float64Array)[next] as number
         const now = inp.clock.nowMs()
         const waitMs = Math.max(0, now - ((inp.arrivalsS[next] as number) * 1000 + lag))
         start(next, lag, inp.clockFromSlot === true ? now : undefined, waitMs)
       } else {
+        // the user sends the next request waiting when its think is over: requests go out in their order
         const timer = setTimeout(() => {
-          thinking.delete(next)
-          if (!core.aborted) start(next, 0, inp.clock.nowMs())
+          thinking.delete(timer)
+          if (!core.aborted && waitFrom < waitTo) start(waitFrom++, 0, inp.clock.nowMs())
         }, inp.thinkMs())
-        thinking.set(next, timer)
-        // the users due by now who have not joined yet send their first requests
-        while (waitFrom < waitTo && joined < slotsAt(waitFrom)) {
-          joined++
-          const first = waitFrom++
-          start(first, 0, inp.clock.nowMs())
-        }
+        thinking.add(timer)
       }
     })
+    // a users ramp: the users due once request k is out join now, each sending the next request at once
+    while (from !== undefined && waitFrom < waitTo && joined < slotsAt(waitFrom)) {
+      joined++
+      start(waitFrom++, 0, inp.clock.nowMs())
+    }
   }
   const onAbort = (): void => {
     const queued = { from: waitFrom, to: waitTo, lags: waitingLags }
     waitFrom = waitTo
-    for (const t of thinking.values()) clearTimeout(t)
-    // one at a time: an abort early in a long run makes no array of the rest
-    for (const k of thinking.keys()) core.unsent(observe(inp, k, 0), core.abortReason)
+    for (const t of thinking) clearTimeout(t)
     thinking.clear()
+    // one at a time: an abort early in a long run makes no array of the rest
     for (let k = queued.from; k < queued.to; k++)
       core.unsent(observe(inp, k, (queued.lags as Float64Array)[k] as number), core.abortReason)
     for (let k = fired; k < n; k++) core.unsent(observe(inp, k, 0), core.abortReason)

@@ -61,6 +61,6 @@ test('defaults: poisson, seed 42, /generate, streaming, unbounded in-flight', ()
 
 test("a wrong arrival lists every executor's forms, the plainest first", () => {
   expect(() => validateBenchOptions({ requests: 1, arrival: 'bursty' })).toThrow(
-    /`arrival`: expected 'poisson', 'gamma', 'constant'.*'trace', got "bursty" \(string\)/u,
+    /`arrival`: expected 'poisson', 'gamma', 'constant'.*'trace'.*'users-ramp'.*, got "bursty" \(string\)/u,
   )
 })
