@@ -10,7 +10,7 @@
  * STATE is `fresh` (the server restarted before every load, as a CI job meets it) or `used` (every slot used once
  * before the loads, then the loads one after another on that server, as a shared server is found).
  */
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { execa, type ResultPromise } from 'execa'
 import { startProfileWorker } from '../../src/calibrate/profile-worker.ts'
@@ -22,8 +22,18 @@ import { probeCacheState } from '../../src/load/server-probe.ts'
 import type { BenchRun } from '../../src/summarise/bench-run.ts'
 
 const [profile, state, outArg, dashdash, serverBin, ...serverArgs] = process.argv.slice(2)
-if (profile === undefined || (state !== 'fresh' && state !== 'used') || outArg === undefined || dashdash !== '--')
-  throw new Error('usage: predict-check.ts PROFILE fresh|used OUT_DIR -- llama-server ARGS…')
+// MEASURED=TABLE.md: the real side is an earlier call's table (its figures and cells held); only the simulator runs,
+// here, for a change to the model checked against what the server did, without GPU time
+const measuredTable = process.env['MEASURED']
+if (
+  profile === undefined ||
+  (state !== 'fresh' && state !== 'used') ||
+  outArg === undefined ||
+  (measuredTable === undefined && dashdash !== '--')
+)
+  throw new Error(
+    'usage: predict-check.ts PROFILE fresh|used OUT_DIR -- llama-server ARGS… (or MEASURED=TABLE.md, no server)',
+  )
 const outDir: string = outArg
 const port = 8080
 const url = `http://127.0.0.1:${port}`
@@ -83,31 +93,63 @@ const figures = (r: BenchRun): Figures & { prefill_p50?: number; prefill_p90?: n
   }
 }
 
+/** An earlier table's rows: each load's cells held at its start and its measured figures (the real side). */
+function readTable(path: string): { rows: Map<string, { kv: number; measured: Figures }>; capacity: number } {
+  const rows = new Map<string, { kv: number; measured: Figures }>()
+  let capacity = Number.NaN
+  for (const line of readFileSync(path, 'utf8').split('\n')) {
+    const cells = line.split('|').map((c) => c.trim())
+    const name = cells[1] ?? ''
+    const real = (i: number): number => Number.parseFloat(cells[i] ?? '')
+    if (name.startsWith('capacity')) capacity = real(3)
+    else if (/^(users|poisson)-/u.test(name))
+      rows.set(name, {
+        kv: Number(cells[2]),
+        measured: { ttft_p50: real(3), ttft_p90: real(4), tpot_p50: real(5), tpot_p90: real(6) },
+      })
+  }
+  return { rows, capacity }
+}
+const earlier = measuredTable === undefined ? undefined : readTable(measuredTable)
+
 /** Brings the real server into the state, starts a simulator told it, and runs `load` on both at once. */
 async function point(name: string, load: Partial<BenchOptions>, seed: number) {
-  if (state === 'fresh') await startServer()
-  const kv = await held()
+  const known = earlier?.rows.get(name)
+  if (earlier !== undefined && known === undefined) return undefined
+  if (state === 'fresh' && known === undefined) await startServer()
+  const kv = known?.kv ?? (await held())
   const sim = await startProfileWorker(`sim-${name}`, profile as string, outDir, ['--kv-cache-tokens', String(kv)])
   try {
     const opts = { ...load, seed, promptNonce: seed } as BenchOptions
     const [real, predicted] = await Promise.all([
-      benchRequests({ url }, { ...common(join(outDir, `${state}-${name}-real`)), ...opts }),
+      known === undefined
+        ? benchRequests({ url }, { ...common(join(outDir, `${state}-${name}-real`)), ...opts })
+        : undefined,
       benchRequests({ url: sim.url }, { ...common(join(outDir, `${state}-${name}-sim`)), ...opts }),
     ])
-    return { name, kv, measured: figures(real), predicted: figures(predicted), ok: real.summary.success_rate }
+    return {
+      name,
+      kv,
+      measured: real === undefined ? (known as { measured: Figures }).measured : figures(real),
+      predicted: figures(predicted),
+      ok: real?.summary.success_rate ?? 1,
+    }
   } finally {
     await sim.stop()
   }
 }
 
 async function capacity(): Promise<{ measured: number; predicted: number; kv: number }> {
-  if (state === 'fresh') await startServer()
-  const kv = await held()
+  if (state === 'fresh' && earlier === undefined) await startServer()
+  // an earlier table's capacity search started where its last row left the server
+  const kv = earlier === undefined ? await held() : ([...earlier.rows.values()].at(-1)?.kv ?? 0)
   const sim = await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)])
   try {
     const search = { min: 1, max: 16, stepDurationS: 12, precision: 0.1, confirm: false as const }
     const [m, p] = await Promise.all([
-      findCapacity({ url }, { ...common(join(outDir, `${state}-capacity-real`)), slo: SLO, search }),
+      earlier === undefined
+        ? findCapacity({ url }, { ...common(join(outDir, `${state}-capacity-real`)), slo: SLO, search })
+        : { capacity: earlier.capacity },
       findCapacity({ url: sim.url }, { ...common(join(outDir, `${state}-capacity-sim`)), slo: SLO, search }),
     ])
     return { measured: m.capacity, predicted: p.capacity, kv }
@@ -117,7 +159,7 @@ async function capacity(): Promise<{ measured: number; predicted: number; kv: nu
 }
 
 try {
-  if (state === 'used') {
+  if (state === 'used' && earlier === undefined) {
     await startServer()
     // every slot used once, as 64 closed-loop users leave it: each keeps a 1,024-token context
     await benchRequests(
@@ -133,20 +175,24 @@ try {
   // the Poisson rates are fractions of the real capacity: a first estimate from the earlier tables (RATE_BASE), the
   // search itself last, so that a call cut short by its time limit still has every row (each printed as measured)
   const base = Number(process.env['RATE_BASE'] ?? 5)
-  const rows: Awaited<ReturnType<typeof point>>[] = []
+  const rows: NonNullable<Awaited<ReturnType<typeof point>>>[] = []
   const progress = (): void => writeFileSync(join(outDir, `${state}-rows.json`), JSON.stringify({ rows }, null, 2))
   // samples enough for a p90 (10 requests, as before, put a restarted server's first batch — 60-180 ms where the
   // next take 15 — at the p50 and p90 alike)
   // ONLY=capacity skips the rows: the search alone, for a call whose rows an earlier call measured
   const rowsToo = process.env['ONLY'] !== 'capacity'
   for (const [i, users] of (rowsToo ? [1, 4, 8, 16, 32] : []).entries()) {
-    rows.push(await point(`users-${users}`, { users, requests: Math.max(48, 4 * users) }, 100 + i))
+    const row = await point(`users-${users}`, { users, requests: Math.max(48, 4 * users) }, 100 + i)
+    if (row === undefined) continue
+    rows.push(row)
     console.log(JSON.stringify(rows.at(-1)))
     progress()
   }
   for (const [i, f] of (rowsToo ? [0.25, 0.5, 0.75] : []).entries()) {
     const rate = Number((f * base).toPrecision(3))
-    rows.push(await point(`poisson-${rate}`, { rate, requests: Math.max(60, Math.round(rate * 20)) }, 200 + i))
+    const row = await point(`poisson-${rate}`, { rate, requests: Math.max(60, Math.round(rate * 20)) }, 200 + i)
+    if (row === undefined) continue
+    rows.push(row)
     console.log(JSON.stringify(rows.at(-1)))
     progress()
   }
