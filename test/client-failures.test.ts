@@ -66,7 +66,9 @@ test('slow first token: client_ttft sees the 300 ms wait, ITL the 20 ms gaps', a
   await withServer('slow-first-token', async (url) => {
     const [r] = (await benchRequests({ url }, { ...one, outDir: outDir() })).records
     expect(r?.client_ttft).toBeGreaterThan(0.29)
-    expect(r?.itl_mean).toBeGreaterThan(0.015)
+    // the widest gap: a first chunk read late (a busy machine) shortens the mean's span (itl_mean 14.1 ms on CI), and
+    // merging two reads widens the gap after them, never the widest below the server's 20 ms
+    expect(r?.itl_max).toBeGreaterThan(0.015)
     expect(r?.server_e2e_latency).toBe(0.34)
   })
 })
