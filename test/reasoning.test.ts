@@ -39,6 +39,16 @@ test.each(['chat', 'completions'] as const)(
       const tpot = p50(run.records.map((r) => r.tpot as number))
       expect(ttfo).toBeGreaterThan(ttft)
       expect(Math.abs(ttfo - (ttft + 16 * tpot)) / (ttft + 16 * tpot)).toBeLessThan(0.1)
+      // TPOT over the answer: its 32 tokens after the first answer token, from the CSV's own columns; the simulator's
+      // steps are the same through the think and the answer, so it reads as TPOT over all does
+      for (const r of run.records) {
+        const answer = (r.actual_output_tokens as number) - (r.reasoning_tokens as number)
+        const spent = (r.finish_time as number) - r.arrival_time - (r.ttfo as number)
+        expect(r.tpot_answer as number).toBeCloseTo(spent / (answer - 1), 5)
+      }
+      const tpotAnswer = p50(run.records.map((r) => r.tpot_answer as number))
+      expect(Math.abs(tpotAnswer - tpot) / tpot).toBeLessThan(0.1)
+      expect(run.summary.metrics.tpot_answer?.p50).toBeCloseTo(tpotAnswer * 1000, 3)
       // in the CSV, the summary and the SLO grammar as every duration is
       const header = readFileSync(run.files.csv, 'utf8').split('\n')[0] as string
       // after every earlier column, in this order (a metric the registry adds later comes after them)
@@ -51,6 +61,10 @@ test.each(['chat', 'completions'] as const)(
       const anyPace = { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity, maxReceiveBusy: Infinity }
       expect(run).toMeetSlo({ ttfo: { p50: ttfo * 1000 * 1.01 }, reasoning_tokens: { p50: 16 } }, anyPace)
       expect(() => expect(run).toMeetSlo({ ttfo: { p50: ttft * 1000 } }, anyPace)).toThrow(/✗ ttfo p50/u)
+      expect(run).toMeetSlo({ tpot_answer: { p50: tpotAnswer * 1000 * 1.01 } }, anyPace)
+      expect(() => expect(run).toMeetSlo({ tpot_answer: { p50: tpotAnswer * 1000 * 0.9 } }, anyPace)).toThrow(
+        /✗ tpot_answer p50/u,
+      )
       expect(unknownMetrics(['ttfo.p99'])).toEqual([])
       // compare shows it beside ttft where both runs have it
       const dir = dirname(run.files.csv)
@@ -80,9 +94,12 @@ test('a server without reasoning: reasoning_tokens 0 and ttfo the first token on
         if (api === 'chat') {
           expect(r.reasoning_tokens).toBe(0)
           expect(r.ttfo).toBe(r.client_ttft)
+          // no think: the answer is the whole output
+          expect(r.tpot_answer as number).toBeCloseTo(r.tpot as number, 6)
         } else {
           expect(r.reasoning_tokens).toBeUndefined()
           expect(r.ttfo).toBeUndefined()
+          expect(r.tpot_answer).toBeUndefined()
         }
     }
   } finally {

@@ -101,6 +101,16 @@ export const METRICS = [
     historySamples: true,
     chart: 'percentiles-ttft-per-token',
   },
+  {
+    // a reasoning model's TPOT over its answer alone, after the first answer token (AIPerf's output token latency
+    // with reasoning excluded): a long think no longer averages into the answer's pace
+    column: 'tpot_answer',
+    added: true,
+    unit: 'ms',
+    compare: true,
+    historySamples: true,
+    chart: 'percentiles-token',
+  },
 ] as const satisfies readonly MetricSpec[]
 
 const SPECS: readonly MetricSpec[] = METRICS

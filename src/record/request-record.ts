@@ -76,6 +76,11 @@ export interface RequestRecord {
   spec_accept_length: number | undefined
   /** `ttft / actual_prompt_tokens`, seconds per prompt token (to the nanosecond); empty where either is unknown. */
   ttft_per_input_token: number | undefined
+  /**
+   * TPOT over the answer: (finish − the first answer token) / (answer tokens − 1), the answer's tokens being the
+   * output's less `reasoning_tokens`; empty where the answer's start is unknown or it has fewer than 2 tokens.
+   */
+  tpot_answer: number | undefined
 }
 
 /**
@@ -175,7 +180,20 @@ export function buildRecord(
       ttft !== undefined && obs.promptTokens !== undefined && obs.promptTokens > 0
         ? Math.round((ttft / obs.promptTokens) * 1e9) / 1e9
         : undefined,
+    tpot_answer: answerTpot(seconds(obs.firstAnswerMs), finish, outTokens, obs.reasoningTokens ?? 0),
   }
+}
+
+/** TPOT over the answer (see RequestRecord.tpot_answer), to the microsecond. */
+function answerTpot(
+  firstAnswer: number | undefined,
+  finish: number | undefined,
+  outTokens: number | undefined,
+  reasoningTokens: number,
+): number | undefined {
+  if (firstAnswer === undefined || finish === undefined || outTokens === undefined) return undefined
+  const answer = outTokens - reasoningTokens
+  return answer > 1 ? toMicros((finish - firstAnswer) / (answer - 1)) : undefined
 }
 
 /**
