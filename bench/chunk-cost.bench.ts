@@ -53,6 +53,8 @@ export async function chunkCostBench(): Promise<Record<string, string>> {
     'floor: undici, chunks dropped (µs)': line(undici),
     'floor: node:net sockets, no HTTP parsing (µs)': line(net),
     'floor: the same, every read into one reused buffer (µs)': line(onread),
+    // issue 46's goal: our client against a plain undici client receiving the same streams, in the same run
+    'benchRequests ÷ the undici client (goal ≤ 1.5×)': `${(ours.median / undici.median).toFixed(2)}×`,
   }
 }
 

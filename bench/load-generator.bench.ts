@@ -97,7 +97,8 @@ export async function loadGeneratorBench(): Promise<Record<string, string>> {
     const large = await medianRss(20_000)
     out['peak RSS at 2,000 / 20,000 requests (MiB, median of 3)'] =
       `${(small / 1024).toFixed(0)} / ${(large / 1024).toFixed(0)}  (2,000 req/s, 16-word prompts, 8 tokens)`
-    out['peak RSS growth per request (bytes; target ≤ 2,048)'] = (((large - small) * 1024) / 18_000).toFixed(0)
+    // issue 12 asked ≤ 2,048; issue 46 asks ≤ 1,024 (a request's columns are ~0.4 KB)
+    out['peak RSS growth per request (bytes; goal ≤ 1,024)'] = (((large - small) * 1024) / 18_000).toFixed(0)
     const million = await measure(server.url, {
       rate: Number.POSITIVE_INFINITY,
       maxInFlight: 64,
