@@ -13,15 +13,10 @@ export function meaninglessFit(
   decodeFit: { residualRms: number },
 ): string[] {
   const out: string[] = []
-  const found = prefill.filter((p) => p.state === undefined || p.state === 'as found')
-  const shortest = found.reduce<(typeof found)[number] | undefined>(
-    (a, p) => (a === undefined || p.prompt_tokens < a.prompt_tokens ? p : a),
-    undefined,
-  )
-  const longest = found.reduce<(typeof found)[number] | undefined>(
-    (a, p) => (a === undefined || p.prompt_tokens > a.prompt_tokens ? p : a),
-    undefined,
-  )
+  const found = prefill
+    .filter((p) => p.state === undefined || p.state === 'as found')
+    .sort((a, b) => a.prompt_tokens - b.prompt_tokens)
+  const [shortest, longest] = [found[0], found.at(-1)]
   if (shortest !== undefined && longest !== undefined && longest.prompt_tokens > shortest.prompt_tokens)
     if (longest.ttft_ms <= shortest.ttft_ms)
       out.push(
@@ -29,30 +24,18 @@ export function meaninglessFit(
           `tokens, ${longest.ttft_ms.toFixed(1)} ms at ${longest.prompt_tokens}): the server did not do the prefills ` +
           'asked for (a prompt cache, a proxy, other load?), so the prefill fit is noise',
       )
-  const rel = (rms: number, ys: number[]): number => rms / Math.max(1e-9, ys.reduce((a, y) => a + y, 0) / ys.length)
-  const pRel =
-    prefill.length === 0
-      ? 0
-      : rel(
-          prefillFit.residualRms,
-          prefill.map((p) => p.ttft_ms),
-        )
-  if (pRel > MEANINGLESS_RMS)
-    out.push(
-      `the prefill fit misses its points by ${(pRel * 100).toFixed(0)} % of their mean (rms): it does not describe ` +
-        'this server',
-    )
-  const dRel =
-    decode.length === 0
-      ? 0
-      : rel(
-          decodeFit.residualRms,
-          decode.map((d) => d.step_ms),
-        )
-  if (dRel > MEANINGLESS_RMS)
-    out.push(
-      `the decode fit misses its points by ${(dRel * 100).toFixed(0)} % of their mean (rms): it does not describe ` +
-        'this server',
-    )
+  const fits: Array<[string, number, number[]]> = [
+    ['prefill', prefillFit.residualRms, prefill.map((p) => p.ttft_ms)],
+    ['decode', decodeFit.residualRms, decode.map((d) => d.step_ms)],
+  ]
+  for (const [name, rms, ys] of fits) {
+    if (ys.length === 0) continue
+    const rel = rms / Math.max(1e-9, ys.reduce((a, y) => a + y, 0) / ys.length)
+    if (rel > MEANINGLESS_RMS)
+      out.push(
+        `the ${name} fit misses its points by ${(rel * 100).toFixed(0)} % of their mean (rms): it does not describe ` +
+          'this server',
+      )
+  }
   return out
 }

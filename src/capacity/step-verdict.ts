@@ -4,6 +4,7 @@ import { SeededRandom } from '../common/seeded-random.ts'
 import { holds, perRequestLimits, runFigure } from '../slo/evaluate-slo.ts'
 import { type Objective, requiredSamples } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import { KEEP_UP_FRACTION, queueOutgrew } from '../summarise/keep-up.ts'
 import { percentileSorted } from '../summarise/percentile.ts'
 
 /**
@@ -282,9 +283,6 @@ export interface Backlog {
   growth: number
 }
 
-/** A step keeps up only when it completes at least this fraction of what arrived after the ramp. */
-export const KEEP_UP_FRACTION = 0.95
-
 /**
  * Arrivals and completions over the step's steady window. A server that keeps up finishes about as many
  * requests as arrive; one that does not falls behind by (offered − saturation rate) × window.
@@ -334,8 +332,7 @@ const SAMPLES = 200
 export function fellBehind(b: Backlog | undefined): string | undefined {
   if (b === undefined) return undefined
   const completed = b.finished / Math.max(1, b.arrived)
-  const noise = 3 * Math.sqrt(Math.max(1, b.meanInFlight)) + 2
-  if (b.growth <= Math.max((1 - KEEP_UP_FRACTION) * b.arrived, noise)) return undefined
+  if (!queueOutgrew(b.growth, b.arrived, b.meanInFlight)) return undefined
   return (
     `the server fell behind: over the step's steady ${b.windowS.toFixed(1)} s, ${b.arrived} requests arrived ` +
     `(${(b.arrived / b.windowS).toFixed(2)}/s) and ${b.finished} finished (${(b.finished / b.windowS).toFixed(2)}/s, ` +

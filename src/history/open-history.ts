@@ -49,16 +49,12 @@ export async function openHistory(
  * connection lost) said as one LlmPerfError naming the history, not a driver's stack; our own errors pass as they are.
  */
 function guarded(store: HistoryDb): HistoryDb {
-  const failed = (what: string, err: unknown): unknown => {
-    if (err instanceof LlmPerfError) return err
-    const e = err as { code?: string; message?: string }
-    return new LlmPerfError(
-      'LLMPERF_HISTORY',
-      `the history at ${store.path} failed while ${what}: ${e.code === undefined ? '' : `${e.code} `}` +
-        `${e.message ?? String(err)}`,
-      { cause: err },
-    )
-  }
+  const failed = (what: string, err: unknown): unknown =>
+    err instanceof LlmPerfError
+      ? err
+      : new LlmPerfError('LLMPERF_HISTORY', `the history at ${store.path} failed while ${what}: ${driverWords(err)}`, {
+          cause: err,
+        })
   const sync =
     <A extends unknown[], R>(what: string, f: (...a: A) => R) =>
     (...a: A): R => {
@@ -99,12 +95,15 @@ function guarded(store: HistoryDb): HistoryDb {
  * folder, a wrong password, a refused connection were raw stack traces naming no database).
  */
 function cannotOpen(where: string, err: unknown): LlmPerfError {
+  return new LlmPerfError('LLMPERF_HISTORY', `cannot open the history at ${where}: ${driverWords(err)}`, {
+    cause: err,
+  })
+}
+
+/** A database driver's error as it said it: its code (ERR_SQLITE_ERROR, 42501) and its message. */
+function driverWords(err: unknown): string {
   const e = err as { code?: string; message?: string }
-  return new LlmPerfError(
-    'LLMPERF_HISTORY',
-    `cannot open the history at ${where}: ${e.code === undefined ? '' : `${e.code} `}${e.message ?? String(err)}`,
-    { cause: err },
-  )
+  return `${e.code === undefined ? '' : `${e.code} `}${e.message ?? String(err)}`
 }
 
 /** Records one run into the history at `db`, opening and closing it: what benchRequests and perf tests call. */

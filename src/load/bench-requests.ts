@@ -23,7 +23,13 @@ import { localGpus } from '../server-metrics/local-gpus.ts'
 import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
-import { goodput, goodputUnjudgeable, invalidRun, limitsOffWarning } from '../slo/evaluate-slo.ts'
+import {
+  goodput,
+  goodputUnjudgeable,
+  invalidRun,
+  limitsOffWarning,
+  REFUSED_FROM_THE_START,
+} from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
@@ -490,7 +496,7 @@ function refusedFromTheStart(requests: number): {
       if (refused >= REFUSED_TO_STOP && refused < requests)
         controller.abort(
           new Error(
-            `the server refused every connection from the start (${refused} requests): nothing listens there, so ` +
+            `${REFUSED_FROM_THE_START} (${refused} requests): nothing listens there, so ` +
               `the other ${requests - refused} were not sent`,
           ),
         )

@@ -1,13 +1,12 @@
 import { linearRegression } from 'simple-statistics'
 import type { RequestRecord } from '../record/request-record.ts'
+import { KEEP_UP_FRACTION, queueOutgrew } from '../summarise/keep-up.ts'
 
 /** How often the in-flight count is sampled, and over how long its trend is judged. */
 const SAMPLE_MS = 250
 const WINDOW_S = 5
 /** Arrivals before this are the ramp: a queue filling to its steady level is not a server falling behind. */
 const RAMP_S = 2
-/** A server keeps up when it completes this fraction of what arrives (capacity's own test, KEEP_UP_FRACTION). */
-const KEEP_UP = 0.95
 
 /**
  * Stops an open-loop run once the server has stopped keeping up (`stopOnSaturation`, GuideLLM's over-saturation
@@ -19,7 +18,8 @@ const KEEP_UP = 0.95
 export class SaturationWatch {
   readonly #controller = new AbortController()
   readonly #arrivalsS: Float64Array
-  readonly #samples: Array<[number, number]> = []
+  /** [seconds, requests in flight, requests due by then], over the last WINDOW_S. */
+  readonly #samples: Array<[number, number, number]> = []
   #finished = 0
   #due = 0
   #strikes = 0
@@ -57,17 +57,16 @@ export class SaturationWatch {
       this.stop()
       return
     }
-    this.#samples.push([t, this.#due - this.#finished])
+    this.#samples.push([t, this.#due - this.#finished, this.#due])
     while ((this.#samples[0]?.[0] ?? t) < t - WINDOW_S) this.#samples.shift()
-    const from = this.#samples[0]?.[0] ?? t
+    const [from, , dueAtFrom] = this.#samples[0] ?? [t, 0, this.#due]
     if (from < RAMP_S || t - from < WINDOW_S * 0.9) return
-    const { m } = linearRegression(this.#samples)
+    const { m } = linearRegression(this.#samples.map(([at, inFlight]) => [at, inFlight]))
     const growth = m * (t - from)
     const mean = this.#samples.reduce((a, [, n]) => a + n, 0) / this.#samples.length
-    let arrived = 0
-    for (const a of this.#arrivalsS) if (a > from && a <= t) arrived++
-    const noise = 3 * Math.sqrt(Math.max(1, mean)) + 2
-    if (growth <= Math.max((1 - KEEP_UP) * arrived, noise)) {
+    // arrived in (from, t]: what was due by now less what was due at the window's start
+    const arrived = this.#due - dueAtFrom
+    if (!queueOutgrew(growth, arrived, mean)) {
       this.#strikes = 0
       return
     }
@@ -75,7 +74,7 @@ export class SaturationWatch {
     const reason =
       `the server stopped keeping up: over the ${(t - from).toFixed(1)} s to ${t.toFixed(1)} s, ${arrived} requests ` +
       `arrived and the requests in flight grew by ${growth.toFixed(0)} (to ${this.#due - this.#finished}), more than ` +
-      `${((1 - KEEP_UP) * 100).toFixed(0)} % of the arrivals and than their noise (stopOnSaturation)`
+      `${((1 - KEEP_UP_FRACTION) * 100).toFixed(0)} % of the arrivals and than their noise (stopOnSaturation)`
     this.stopped = { atS: t, reason }
     this.stop()
     this.#controller.abort(new Error(reason))

@@ -187,6 +187,13 @@ export function goodput(run: BenchRun, objectives: Objective[]): { fraction: num
 const MAX_SIMULATOR_BEHIND_S = 0.1
 
 /**
+ * Why benchRequests stops sending to a server that refused every connection from the start; its unsent rows' error
+ * is `not sent: ` and this, which noSuccess tells apart from the rows that were refused.
+ */
+export const REFUSED_FROM_THE_START = 'the server refused every connection from the start'
+const NOT_SENT_REFUSED = `not sent: ${REFUSED_FROM_THE_START}`
+
+/**
  * Why a run with no successful request passes nothing, in the server's own words: its most common error (and a hint
  * for a refused connection). Undefined when some request succeeded, or when none was sent (an empty run).
  */
@@ -199,10 +206,8 @@ export function noSuccess(run: Pick<BenchRun, 'summary' | 'table'>): string | un
     counts.set(e, (counts.get(e) ?? 0) + 1)
   }
   // requests not sent once the server had refused every connection from the start are said apart
-  const notSent = [...counts]
-    .filter(([e]) => e.startsWith('not sent: the server refused'))
-    .reduce((a, [, k]) => a + k, 0)
-  const sent = [...counts].filter(([e]) => !e.startsWith('not sent: the server refused'))
+  const notSent = [...counts].filter(([e]) => e.startsWith(NOT_SENT_REFUSED)).reduce((a, [, k]) => a + k, 0)
+  const sent = [...counts].filter(([e]) => !e.startsWith(NOT_SENT_REFUSED))
   const [error, n] = (sent.length > 0 ? sent : [...counts]).sort((a, b) => b[1] - a[1])[0] as [string, number]
   const refused = (s.errors_by_type['refused'] ?? 0) > 0
   return (
