@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { benchRequests } from '../src/load/bench-requests.ts'
-import { cli } from './helpers/cli.ts'
+import { cli, ROOMY_CLIENT } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 // Issue 32: one meaning of `ttft` for every consumer, and a capacity search that starts where it can judge.
@@ -30,10 +30,7 @@ test('on /v1/completions (no server timestamps) ttft is the client’s, judged b
     'ttft.p99<5000',
     // what is judged is whose ttft it is, at any client pace: beside other test files a p99 dispatch lag of 27.3 ms
     // made the run invalid (exit 1)
-    '--max-dispatch-lag-ms',
-    '100',
-    '--max-event-loop-delay-ms',
-    '200',
+    ...ROOMY_CLIENT,
     '--out-dir',
     dir,
   ])
@@ -60,10 +57,7 @@ test('on /v1/completions (no server timestamps) ttft is the client’s, judged b
     '--step-duration-s',
     '2',
     '--no-confirm',
-    '--max-dispatch-lag-ms',
-    '100',
-    '--max-event-loop-delay-ms',
-    '200',
+    ...ROOMY_CLIENT,
     '--out-dir',
     outDir(),
   ])

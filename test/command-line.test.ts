@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { parseSloFlag } from '../src/command-line/run-flags.ts'
 import type { StartedServer } from '../src/launch/started-server.ts'
-import { cli } from './helpers/cli.ts'
+import { cli, ROOMY_CLIENT } from './helpers/cli.ts'
 import { startFixtureServer } from './helpers/fixture-server.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
@@ -52,10 +52,7 @@ test("run with bench_serving's flag names: the options it meant, the table, exit
     '--slo',
     'success_rate>=0.99',
     // the flags' meaning is judged, at any client pace beside other test files
-    '--max-dispatch-lag-ms',
-    '100',
-    '--max-event-loop-delay-ms',
-    '200',
+    ...ROOMY_CLIENT,
     '--out-dir',
     dir,
   ])
@@ -228,10 +225,7 @@ test('sweep and capacity from the shell: their folders, and capacity --sustain a
       'words',
       // what is judged is the search's flow: a step beside another test file's load, 28.6 ms late at its p99, was
       // invalid twice and ended the search undecided (exit 1), so the client's limits have room here
-      '--max-dispatch-lag-ms',
-      '100',
-      '--max-event-loop-delay-ms',
-      '200',
+      ...ROOMY_CLIENT,
     ]
     const search = ['--min', '5', '--max', '80', '--step-duration-s', '2', '--metrics-interval-ms', '0', '--quiet']
     const found = await cli([...args, ...search, '--confirm-s', '4', '--sustain', '30', '--out-dir', join(dir, 'cap')])

@@ -14,7 +14,7 @@ import { benchRequests } from '../src/load/bench-requests.ts'
 import { readRunFolder } from '../src/load/run-folder-reader.ts'
 import { toNotRegress } from '../src/matchers/history-matchers.ts'
 import { invalidRun, limitsOffWarning } from '../src/slo/evaluate-slo.ts'
-import { cli } from './helpers/cli.ts'
+import { cli, ROOMY_CLIENT } from './helpers/cli.ts'
 import { type PostgresServer, postgresUnavailable, startPostgres } from './helpers/postgres.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
@@ -22,6 +22,16 @@ expect.extend({ toNotRegress })
 
 // Issue 33: performance history. The store is a real SQLite file (node:sqlite), written by the CLI as a user runs it.
 const tmp = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-history-'))
+
+/** A copy of a run folder whose summary.json `change` edited: what another host, clock or hand would have written. */
+function editedCopy(dir: string, change: (summary: Record<string, any>) => void): string {
+  const copy = tmp()
+  cpSync(dir, copy, { recursive: true })
+  const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
+  change(summary)
+  writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
+  return copy
+}
 
 test('change points: a known step is found where it is, noise alone and one outlier are not changes', () => {
   const r = new SeededRandom(11)
@@ -248,11 +258,9 @@ test('runs that do not group say why instead of a silent "not enough history"', 
   const db = join(tmp(), 'history.sqlite')
   // three workloads of one run each: the same folders with another rate recorded
   for (const [i, dir] of dirs.entries()) {
-    const copy = tmp()
-    cpSync(dir, copy, { recursive: true })
-    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
-    summary.options.rate = 10 * (i + 1)
-    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
+    const copy = editedCopy(dir, (summary) => {
+      summary.options.rate = 10 * (i + 1)
+    })
     await cli(['history', 'record', copy, '--db', db])
   }
   const check = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50'])
@@ -337,10 +345,7 @@ test('capacity --history-db judges the steps that met the SLO, each against its 
         '--metrics-interval-ms',
         '0',
         // a step invalid twice stops the search: the client's pace is not what is judged here
-        '--max-dispatch-lag-ms',
-        '100',
-        '--max-event-loop-delay-ms',
-        '200',
+        ...ROOMY_CLIENT,
         '--out-dir',
         tmp(),
         '--history-db',
@@ -412,20 +417,12 @@ test('validity limits turned off are said, with what the default limits would ca
 test('values no run measures are refused by name, the other folders recorded; a lone surrogate is stored as text any database takes', async () => {
   const [a, b] = await runFolders()
   const db = join(tmp(), 'history.sqlite')
-  const edit = (dir: string, change: (summary: Record<string, any>) => void): string => {
-    const copy = tmp()
-    cpSync(dir, copy, { recursive: true })
-    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
-    change(summary)
-    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
-    return copy
-  }
-  const huge = edit(a as string, (s) => {
+  const huge = editedCopy(a as string, (s) => {
     s.metrics.tpot.p50 = 1e308
     s.metrics.ttft.p99 = -3
   })
   // JSON text's own escape: what a server's /server_info can put in the summary
-  const surrogate = edit(b as string, (s) => {
+  const surrogate = editedCopy(b as string, (s) => {
     s.server_info = { ...(s.server_info ?? {}), model_path: 'model-\ud800' }
   })
   const r = await cli(['history', 'record', huge, surrogate, '--db', db])
@@ -453,17 +450,14 @@ test('a runner whose clock is 24.5 minutes behind does not hide its regression: 
   // is injected (copies of runs 25–30, their tpot.p50 × 1.4) so that what is judged is the order, not whether 6
   // runs at 0.85 of the speed stand out of a busy machine's noise (one CI run's 34th–36th read as fast as the 30)
   const early = JSON.parse(readFileSync(join(dirs[14] as string, 'summary.json'), 'utf8')).load.start_epoch_ms - 60_000
-  const skewed = dirs.slice(24, 30).map((dir, i) => {
-    const copy = tmp()
-    cpSync(dir, copy, { recursive: true })
-    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
-    const start = early + i * 1000
-    summary.started_at = new Date(start).toISOString()
-    summary.load.start_epoch_ms = start
-    summary.metrics.tpot.p50 *= 1.4
-    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
-    return copy
-  })
+  const skewed = dirs.slice(24, 30).map((dir, i) =>
+    editedCopy(dir, (summary) => {
+      const start = early + i * 1000
+      summary.started_at = new Date(start).toISOString()
+      summary.load.start_epoch_ms = start
+      summary.metrics.tpot.p50 *= 1.4
+    }),
+  )
   for (const dir of skewed) await cli(['history', 'record', dir, '--db', db])
   const check = await cli(['history', 'check', '--db', db, '--metric', 'tpot.p50', '--json'])
   expect(check.exitCode, check.all).toBe(1)
@@ -475,16 +469,13 @@ test('the shards of one run are each kept, each its own series; the run recorded
   const [a, b] = await runFolders()
   const start = JSON.parse(readFileSync(join(a as string, 'summary.json'), 'utf8')).load.start_epoch_ms
   // what two hosts write for `shard: {count: 2, index}` and one `startAt`: one start, one seed, one target
-  const shards = [a, b].map((dir, index) => {
-    const copy = tmp()
-    cpSync(dir as string, copy, { recursive: true })
-    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
-    summary.load = { ...summary.load, start_epoch_ms: start, shard: { index, count: 2 } }
-    summary.options = { ...summary.options, shard: { index, count: 2 }, seed: 1 }
-    summary.seed = 1
-    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
-    return copy
-  })
+  const shards = [a, b].map((dir, index) =>
+    editedCopy(dir as string, (summary) => {
+      summary.load = { ...summary.load, start_epoch_ms: start, shard: { index, count: 2 } }
+      summary.options = { ...summary.options, shard: { index, count: 2 }, seed: 1 }
+      summary.seed = 1
+    }),
+  )
   const db = join(tmp(), 'history.sqlite')
   const r = await cli(['history', 'record', ...shards, '--db', db])
   expect(r.stdout, r.all).toMatch(/recorded 2 runs/u)
@@ -501,20 +492,12 @@ test('labels pick the runs judged; another model or the same prompts every run i
   const db = join(tmp(), 'history.sqlite')
   await cli(['history', 'record', ...dirs.slice(0, 6), '--db', db, '--label', 'gpu=h100'])
   await cli(['history', 'record', ...dirs.slice(6, 12), '--db', db, '--label', 'gpu=a100'])
-  const edited = (dir: string, change: (summary: Record<string, any>) => void): string => {
-    const copy = tmp()
-    cpSync(dir, copy, { recursive: true })
-    const summary = JSON.parse(readFileSync(join(copy, 'summary.json'), 'utf8'))
-    change(summary)
-    writeFileSync(join(copy, 'summary.json'), JSON.stringify(summary))
-    return copy
-  }
   const otherModel = [12, 13].map((i) =>
-    edited(dirs[i] as string, (s) => {
+    editedCopy(dirs[i] as string, (s) => {
       s.server_info = { ...(s.server_info ?? {}), model_path: 'another-model' }
     }),
   )
-  const repeated = edited(dirs[14] as string, (s) => {
+  const repeated = editedCopy(dirs[14] as string, (s) => {
     s.options.promptNonce = false
   })
   await cli(['history', 'record', ...otherModel, repeated, '--db', db, '--label', 'gpu=h100'])
