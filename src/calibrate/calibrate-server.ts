@@ -286,27 +286,37 @@ async function calibrate(
   const longest = Math.min(2048, Math.floor(contextLength / 2), chunk)
   const lengths = [32, 64, 128, 256, 384, 512, 1024, 2048].filter((l) => l <= longest)
   const prefill: CalibratedProfile['calibration']['fit']['prefill']['points'] = []
-  const prefillTtft = async (url: string, len: number, server: boolean, state = '', pin = true): Promise<number> => {
-    const what = `${server ? 'prefill' : 'simulator-overhead'}-${len}${state === '' ? '' : `-${state}`}`
+  /** One user's one-token prompts of `len` tokens, one at a time: a prefill probe's run. */
+  const prefillRun = async (
+    url: string,
+    what: string,
+    len: number,
+    o: { requests: number; server: boolean; pin: boolean },
+  ): Promise<BenchRun> => {
     const run = await probeAt(
       url,
       what,
       {
         users: 1,
-        requests: state === '' ? 5 : 3,
+        requests: o.requests,
         dataset: { kind: 'random', inputLen: len, outputLen: 1, rangeRatio: 1 },
         // llama.cpp: every prefill in slot 0, which it empties of its last prompt first (they share no prefix), so the
         // cells held are the other slots' and this prompt's alone. Left to the server, each probe took another slot
         // and the cells grew with the prompt length: the fit read a long prompt's cost as the cells' (on the H100, a
         // 1,024-token prefill 20 ms with nothing else held, 70 ms as the calibration had measured it)
-        ...(server && unified && pin ? { extraBody: { id_slot: 0 } } : {}),
+        ...(o.server && unified && o.pin ? { extraBody: { id_slot: 0 } } : {}),
         // the zero-cost worker starts cold, where the server was warmed by the probes before (V8 compiles a
         // worker's code as it first runs: ~20 % on its first requests, validate-profile.ts saw)
-        ...(server ? {} : { warmup: 4 }),
+        ...(o.server ? {} : { warmup: 4 }),
       },
-      server,
+      o.server,
     )
     ok(run, what)
+    return run
+  }
+  const prefillTtft = async (url: string, len: number, server: boolean, state = '', pin = true): Promise<number> => {
+    const what = `${server ? 'prefill' : 'simulator-overhead'}-${len}${state === '' ? '' : `-${state}`}`
+    const run = await prefillRun(url, what, len, { requests: state === '' ? 5 : 3, server, pin })
     // one output token: its whole latency is the prefill's where no first token was seen (llama.cpp holds back a byte
     // token that is not yet whole UTF-8, so a random-weight model's one token can arrive as no text at all)
     const m = run.summary.metrics
@@ -426,18 +436,7 @@ async function calibrate(
   async function slotWaits(len: number, state: string): Promise<{ pinned: number; anySlot: number } | undefined> {
     const wait = async (pin: boolean): Promise<number | undefined> => {
       const what = `slot-wait-${len}-${slug(state)}-${pin ? 'slot-0' : 'any-slot'}`
-      const run = await probeAt(
-        opts.url,
-        what,
-        {
-          users: 1,
-          requests: 8,
-          dataset: { kind: 'random', inputLen: len, outputLen: 1, rangeRatio: 1 },
-          ...(pin ? { extraBody: { id_slot: 0 } } : {}),
-        },
-        true,
-      )
-      ok(run, what)
+      const run = await prefillRun(opts.url, what, len, { requests: 8, server: true, pin })
       const ws = run.records
         .filter((r) => r.client_ttft !== undefined && r.prefill_time !== undefined)
         .map((r) => ((r.client_ttft as number) - (r.prefill_time as number)) * 1000)
