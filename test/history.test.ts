@@ -14,6 +14,7 @@ import { benchRequests } from '../src/load/bench-requests.ts'
 import { readRunFolder } from '../src/load/run-folder-reader.ts'
 import { toNotRegress } from '../src/matchers/history-matchers.ts'
 import { invalidRun, limitsOffWarning } from '../src/slo/evaluate-slo.ts'
+import { ANY_PACE, ANY_PACE_FLAGS } from './helpers/any-pace.ts'
 import { cli, ROOMY_CLIENT } from './helpers/cli.ts'
 import { type PostgresServer, postgresUnavailable, startPostgres } from './helpers/postgres.ts'
 import { startSimWorker } from './helpers/sim.ts'
@@ -67,9 +68,6 @@ const WORKLOAD: BenchOptions = {
   metricsIntervalMs: 0,
   quiet: true,
 }
-const ANY_PACE: Partial<BenchOptions> = {
-  validity: { maxDispatchLagMs: Infinity, maxEventLoopDelayMs: Infinity, maxReceiveBusy: Infinity },
-}
 let fortyRuns: Promise<string[]> | undefined
 /** The 40 run folders, made once for every test that records them (SQLite and PostgreSQL alike). */
 function runFolders(): Promise<string[]> {
@@ -86,7 +84,7 @@ function runFolders(): Promise<string[]> {
           // a new seed each run, as a CI that varies its prompts does: the seed does not split the workload. Valid
           // at any pace: `history record` leaves an invalid run out, and beside another test file a load thread can
           // wait for the CPU (dispatch lag p99 44 ms); the gate must hold against that noise, not lose its runs
-          await benchRequests(w, { ...WORKLOAD, ...ANY_PACE, seed: dirs.length + 1, outDir: dir })
+          await benchRequests(w, { ...WORKLOAD, validity: ANY_PACE, seed: dirs.length + 1, outDir: dir })
           dirs.push(dir)
         }
       } finally {
@@ -104,7 +102,14 @@ async function hundredRuns(): Promise<string[]> {
   const base = tmp()
   try {
     // valid at any pace: an invalid run's 100 copies are all left out by `history record` (one CI run: 0 recorded)
-    await benchRequests(w, { rate: 100, requests: 5, metricsIntervalMs: 0, outDir: base, quiet: true, ...ANY_PACE })
+    await benchRequests(w, {
+      rate: 100,
+      requests: 5,
+      metricsIntervalMs: 0,
+      outDir: base,
+      quiet: true,
+      validity: ANY_PACE,
+    })
   } finally {
     await w.stop()
   }
@@ -185,16 +190,9 @@ test('30 runs with seeds 1…30 at one speed then 10 at 0.85 of it: one workload
         '99',
       ].concat(
         ['--metrics-interval-ms', '0', '--out-dir', tmp(), '--history-db', db],
-        [
-          // judged at any client pace, as the 40 are: one CI run's dispatch lag p99 read 28.2 ms beside another test
-          // file and the run was invalid, so nothing was judged
-          '--max-dispatch-lag-ms',
-          'Infinity',
-          '--max-event-loop-delay-ms',
-          'Infinity',
-          '--max-receive-busy',
-          'Infinity',
-        ],
+        // judged at any client pace, as the 40 are: one CI run's dispatch lag p99 read 28.2 ms beside another test
+        // file and the run was invalid, so nothing was judged
+        ANY_PACE_FLAGS,
       ),
     )
     expect(r.stdout, r.all).toMatch(/\nhistory:\n/u)
@@ -213,7 +211,7 @@ test('the gate judges the newest run: 40 runs of one workload checked after each
   try {
     for (let i = 0; i < 40; i++) {
       const dir = tmp()
-      await benchRequests(same, { ...WORKLOAD, ...ANY_PACE, seed: 101 + i, outDir: dir })
+      await benchRequests(same, { ...WORKLOAD, validity: ANY_PACE, seed: 101 + i, outDir: dir })
       dirs.push(dir)
     }
   } finally {
@@ -239,7 +237,7 @@ test('the gate judges the newest run: 40 runs of one workload checked after each
   try {
     // valid at any pace, as the 40 are: `history record` leaves an invalid run out (this one's dispatch lag p99 read
     // 33 ms beside another test file), and then there is nothing to judge
-    await benchRequests(w, { ...WORKLOAD, ...ANY_PACE, seed: 141, outDir: slow })
+    await benchRequests(w, { ...WORKLOAD, validity: ANY_PACE, seed: 141, outDir: slow })
   } finally {
     await w.stop()
   }
@@ -650,12 +648,7 @@ describe.skipIf(noPostgres !== undefined)('history in PostgreSQL (--db postgres:
           '--history-db',
           pg.url,
           // judged at any client pace, as the 40 are (an invalid run is not judged)
-          '--max-dispatch-lag-ms',
-          'Infinity',
-          '--max-event-loop-delay-ms',
-          'Infinity',
-          '--max-receive-busy',
-          'Infinity',
+          ...ANY_PACE_FLAGS,
         ]),
       )
       // it joins the regressed series and is judged at once against PostgreSQL: it fails as history check would
@@ -665,7 +658,7 @@ describe.skipIf(noPostgres !== undefined)('history in PostgreSQL (--db postgres:
       expect(recorded).toContain('postgres://perf:')
       expect(recorded).not.toContain('llm-perf-secret-pw')
       expect(cliRun.all).not.toContain('llm-perf-secret-pw')
-      const run = await benchRequests(w, { ...WORKLOAD, ...ANY_PACE, outDir: tmp(), history: { db: pg.url } })
+      const run = await benchRequests(w, { ...WORKLOAD, validity: ANY_PACE, outDir: tmp(), history: { db: pg.url } })
       await expect(expect(run).toNotRegress({ metrics: ['tpot.p50'], db: pg.url })).rejects.toThrow(
         /tpot\.p50 regressed at run 3\d of 4\d/u,
       )
