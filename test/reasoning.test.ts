@@ -133,7 +133,7 @@ test('speculative decoding at accept length 3: spec_accept_length p50 within 5 %
     expect(ratio).toBeLessThan(0.42)
     // a chunk carries the step's tokens: said, so that ITL (per token) is not read as the gap between chunks
     expect(on.summary.speculative?.tokens_per_chunk).toBeGreaterThan(2.5)
-    expect(on.summary.speculative?.accept_length.p50).toBeCloseTo(accept, 6)
+    expect(on.summary.speculative?.accept_length?.p50).toBeCloseTo(accept, 6)
   } finally {
     await plain.stop()
     await spec.stop()

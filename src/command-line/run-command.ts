@@ -20,6 +20,8 @@ import { compactSummary } from '../plugin/task-meta.ts'
 import { evaluateSlo, invalidRun, noSuccess, objectiveVerdict } from '../slo/evaluate-slo.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import type { Distribution } from '../summarise/distribution.ts'
+import type { RunSummary } from '../summarise/run-summary.ts'
 import { anyNotPassed, type Verdict, verdict } from '../summarise/verdict.ts'
 import { type Flags, type FlagValues, flagHelp } from './flags.ts'
 import { INTERRUPTED_EXIT, interruptSignal } from './interrupt.ts'
@@ -278,15 +280,25 @@ function headline(run: BenchRun): string {
       return `${name.padEnd(width)}  mean ${v(d?.mean).padStart(9)}  median ${v(d?.p50).padStart(9)}  p99 ${v(d?.p99).padStart(9)} ${unit}`
     }),
     `${'Prefix cache hit rate'.padEnd(width)}  ${hit === null ? '— (the server reports no cached tokens)' : `${(hit * 100).toFixed(1)} %`}`,
-    // speculative decoding, where the server says (SGLang's spec_verify_ct): as bench_serving's accept length
-    ...(s.speculative === null || s.speculative === undefined
-      ? []
-      : [
-          `${'Accept length (speculative)'.padEnd(width)}  mean ${s.speculative.accept_length.mean.toFixed(2).padStart(9)}  ` +
-            `median ${s.speculative.accept_length.p50.toFixed(2).padStart(9)}  tokens a chunk ` +
-            `${s.speculative.tokens_per_chunk?.toFixed(2) ?? '—'} (ITL is per token)`,
-        ]),
+    // speculative decoding, where the server says: SGLang's spec_verify_ct as bench_serving's accept length,
+    // llama.cpp's draft counts as the share of drafted tokens accepted
+    ...speculativeLines(s.speculative, width),
   ].join('\n')
+}
+
+function speculativeLines(spec: RunSummary['speculative'] | undefined, width: number): string[] {
+  if (spec === null || spec === undefined) return []
+  const chunk = `tokens a chunk ${spec.tokens_per_chunk?.toFixed(2) ?? '—'} (ITL is per token)`
+  const line = (name: string, d: Distribution, digits: (v: number) => string): string =>
+    `${name.padEnd(width)}  mean ${digits(d.mean).padStart(9)}  median ${digits(d.p50).padStart(9)}  ${chunk}`
+  return [
+    ...(spec.accept_length === null
+      ? []
+      : [line('Accept length (speculative)', spec.accept_length, (v) => v.toFixed(2))]),
+    ...(spec.acceptance === null
+      ? []
+      : [line('Draft acceptance (speculative)', spec.acceptance, (v) => `${(v * 100).toFixed(1)} %`)]),
+  ]
 }
 
 /** `vitest-llm-perf sweep URL --rates … | --concurrencies …`. */

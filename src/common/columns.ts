@@ -55,6 +55,7 @@ export const EXTRA_COLUMNS = [
   'ttfo',
   'reasoning_tokens',
   'spec_accept_length',
+  'spec_acceptance',
 ] as const
 
 /** Columns added after the first release: a folder written before them lacks them, and reads them as unknown. */
@@ -63,6 +64,7 @@ export const LATER_COLUMNS: readonly string[] = [
   'ttfo',
   'reasoning_tokens',
   'spec_accept_length',
+  'spec_acceptance',
   ...ADDED_METRIC_COLUMNS,
 ]
 

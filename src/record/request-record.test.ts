@@ -99,6 +99,17 @@ test('llama.cpp gives no instants but its own time for the prompt: prefill_time 
   expect((record.client_ttft ?? 0) - (record.prefill_time ?? 0)).toBeCloseTo(0.305 - 0.06125, 6)
 })
 
+test("llama.cpp's draft counts give spec_acceptance (accepted ÷ drafted); none drafted, or no counts, leave it empty", () => {
+  const obs = observed()
+  obs.draftTokens = 96
+  obs.draftAccepted = 71
+  expect(buildRecord(obs, { toRunSeconds: (e) => e - START }, undefined, true).spec_acceptance).toBeCloseTo(71 / 96, 6)
+  obs.draftTokens = 0
+  obs.draftAccepted = 0
+  expect(buildRecord(obs, { toRunSeconds: (e) => e - START }, undefined, true).spec_acceptance).toBeUndefined()
+  expect(buildRecord(observed(), { toRunSeconds: (e) => e - START }, undefined, true).spec_acceptance).toBeUndefined()
+})
+
 test('a request never sent has no send time, no finish time and no latency', () => {
   const obs = newObservation({
     index: 1,

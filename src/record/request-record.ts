@@ -74,6 +74,12 @@ export interface RequestRecord {
    * one, else completion_tokens / spec_verify_ct (as SGLang's own tests compute it); empty where it says neither.
    */
   spec_accept_length: number | undefined
+  /**
+   * Speculative decoding: the share of drafted tokens the target model accepted (accepted ÷ drafted, vLLM's and
+   * llama.cpp's acceptance rate), from llama.cpp's timings.draft_n_accepted / draft_n; empty where the server does not
+   * say (SGLang gives verify steps, not drafted tokens).
+   */
+  spec_acceptance: number | undefined
   /** `ttft / actual_prompt_tokens`, seconds per prompt token (to the nanosecond); empty where either is unknown. */
   ttft_per_input_token: number | undefined
   /**
@@ -176,6 +182,10 @@ export function buildRecord(
       (obs.specVerifyCt !== undefined && obs.specVerifyCt > 0 && outTokens !== undefined
         ? toMicros(outTokens / obs.specVerifyCt)
         : undefined),
+    spec_acceptance:
+      obs.draftTokens !== undefined && obs.draftTokens > 0 && obs.draftAccepted !== undefined
+        ? toMicros(obs.draftAccepted / obs.draftTokens)
+        : undefined,
     ttft_per_input_token:
       ttft !== undefined && obs.promptTokens !== undefined && obs.promptTokens > 0
         ? Math.round((ttft / obs.promptTokens) * 1e9) / 1e9

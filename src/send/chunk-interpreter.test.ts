@@ -44,6 +44,23 @@ test('a server that reports cached_tokens is taken at its word; one that reports
   expect(silent.serverPrefillMs).toBeUndefined()
 })
 
+test("llama.cpp's draft counts (timings.draft_n, draft_n_accepted) are the request's acceptance; the last chunk's win", () => {
+  // a newer llama.cpp (with -md) sends timings with every chunk, its counts so far; the usage chunk carries the total
+  const o = obs()
+  interpretPayload('completions', { choices: [{ text: 'a' }], timings: { draft_n: 8, draft_n_accepted: 5 } }, o, 1)
+  interpretPayload(
+    'completions',
+    { ...llamaCppLast, timings: { ...llamaCppLast.timings, draft_n: 40, draft_n_accepted: 29 } },
+    o,
+    2,
+  )
+  expect([o.draftTokens, o.draftAccepted]).toEqual([40, 29])
+  // a server without a draft model leaves them unknown
+  const plain = obs()
+  interpretPayload('completions', llamaCppLast, plain, 1)
+  expect([plain.draftTokens, plain.draftAccepted]).toEqual([undefined, undefined])
+})
+
 test('a conversation keeps the answer: /generate repeats the text so far, /v1 streams pieces', () => {
   const g = { ...obs(), answer: '' }
   for (const text of [' a', ' a b', ' a b c'])

@@ -95,6 +95,12 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
           `(finish_reason "${choice['finish_reason']}")`,
       )
   }
+  const timings = payload['timings']
+  if (isObject(timings)) {
+    // llama.cpp's speculative counts so far (newer servers send timings with every chunk, older with the last)
+    obs.draftTokens = num(timings['draft_n']) ?? obs.draftTokens
+    obs.draftAccepted = num(timings['draft_n_accepted']) ?? obs.draftAccepted
+  }
   const usage = payload['usage']
   if (isObject(usage)) {
     // the server's own count wins over the chunks seen: SGLang's usage.reasoning_tokens, OpenAI's
@@ -108,7 +114,6 @@ function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {
     const details = usage['prompt_tokens_details']
     if (isObject(details)) obs.cachedTokens = num(details['cached_tokens']) ?? obs.cachedTokens
     // llama.cpp's server says how many prompt tokens it evaluated (timings.prompt_n): the rest came from its cache
-    const timings = payload['timings']
     const evaluated = isObject(timings) ? num(timings['prompt_n']) : undefined
     if (isObject(timings)) obs.serverPrefillMs = num(timings['prompt_ms']) ?? obs.serverPrefillMs
     const prompt = num(usage['prompt_tokens'])

@@ -45,6 +45,9 @@ export interface Observation {
   specVerifyCt: number | undefined
   /** Its own accept length where it gives one (meta_info.spec_accept_length). */
   specAcceptLength: number | undefined
+  /** Draft tokens proposed and accepted over the request, where the server says (llama.cpp's timings.draft_n). */
+  draftTokens: number | undefined
+  draftAccepted: number | undefined
   /**
    * The server's own time for the prompt, ms, where it gives a duration but no instants (llama.cpp's
    * timings.prompt_ms: from the batch that began the prompt to its first token).
@@ -108,6 +111,8 @@ export function newObservation(
     think: 'unknown',
     specVerifyCt: undefined,
     specAcceptLength: undefined,
+    draftTokens: undefined,
+    draftAccepted: undefined,
     serverPrefillMs: undefined,
     itlSumMs: 0,
     itlCount: 0,

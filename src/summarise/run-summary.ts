@@ -60,10 +60,16 @@ export interface RunSummary {
   rows_with_warnings: number
   /**
    * Speculative decoding, where the server says: output tokens per verify step over the requests (their
-   * spec_accept_length), and the output tokens a streamed chunk carried on average (ITL is per token; a chunk of
-   * several tokens is a gap that many times as long). Null where no request said.
+   * spec_accept_length, SGLang), the share of drafted tokens accepted (their spec_acceptance, llama.cpp), and the
+   * output tokens a streamed chunk carried on average (ITL is per token; a chunk of several tokens is a gap that many
+   * times as long). Null where no request said either; each figure null where none said it.
    */
-  speculative: { accept_length: Distribution; tokens_per_chunk: number | null } | null
+  speculative: {
+    accept_length: Distribution | null
+    /** Accepted ÷ drafted tokens over the requests (their spec_acceptance), where the server counts drafts. */
+    acceptance: Distribution | null
+    tokens_per_chunk: number | null
+  } | null
 }
 
 export interface SummaryInputs {
@@ -196,10 +202,11 @@ export function summariseRun(inputs: SummaryInputs): RunSummary {
   }
 }
 
-/** The speculative figures over the successful rows that carry an accept length (see RunSummary.speculative). */
+/** The speculative figures over the successful rows that carry them (see RunSummary.speculative). */
 function speculative(table: RecordTable, outputTokens: number, scratch: Float64Array): RunSummary['speculative'] {
-  const accept = distribution(table.known('spec_accept_length', { into: scratch }), 1)
-  if (accept === undefined) return null
+  const accept = distribution(table.known('spec_accept_length', { into: scratch }), 1) ?? null
+  const acceptance = distribution(table.known('spec_acceptance', { into: scratch }), 1) ?? null
+  if (accept === null && acceptance === null) return null
   const chunks = sumOf(table.known('chunks', { into: scratch }))
-  return { accept_length: accept, tokens_per_chunk: chunks > 0 ? outputTokens / chunks : null }
+  return { accept_length: accept, acceptance, tokens_per_chunk: chunks > 0 ? outputTokens / chunks : null }
 }
