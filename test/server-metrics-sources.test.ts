@@ -6,6 +6,7 @@ import { benchRequests } from '../src/index.ts'
 import { matchers } from '../src/matchers/matchers.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
 import { routerValues, workerValues } from '../src/server-metrics/metric-map.ts'
+import { startFixtureServer } from './helpers/fixture-server.ts'
 
 expect.extend(matchers)
 
@@ -54,6 +55,7 @@ test('a topology on GPUs: nvidia-smi is read for the run as sources gpu0, gpu1; 
       '--query-gpu=index,utilization.gpu,memory.used,power.draw --format=csv,noheader,nounits -lms 250 -i 0,1',
     )
     expect(run.summary.server_metrics?.gpus).toEqual({
+      source: 'nvidia-smi',
       peaks: {
         gpu0: { gpu_utilization_pct: 37, gpu_memory_used_mib: 1024, gpu_power_w: 120.5 },
         gpu1: { gpu_utilization_pct: 80, gpu_memory_used_mib: 2048 },
@@ -78,10 +80,60 @@ test('no nvidia-smi: GPUs are not sampled, and the summary says why', async () =
       { ...node, gpus: [0] },
       { rate: 50, requests: 5, dataset: { kind: 'random', inputLen: 16, outputLen: 4 }, outDir: outDir() },
     )
-    expect(run.summary.server_metrics?.gpus).toEqual({ peaks: {}, note: 'nvidia-smi not found: GPUs not sampled' })
+    expect(run.summary.server_metrics?.gpus).toEqual({
+      source: 'nvidia-smi',
+      peaks: {},
+      note: 'nvidia-smi not found: GPUs not sampled',
+    })
   } finally {
     process.env['PATH'] = path
   }
+})
+
+test("a DCGM exporter's URL (--gpus URL): its GPUs are sampled as gpu0, gpu1 through the run, what cannot be is left out; one that does not answer is a note", async () => {
+  const exporter = await startFixtureServer('dcgm-exporter')
+  try {
+    await using node = await launchTopology('dcgm-node', { workers: 1 }, { logDir: outDir() })
+    const run = await benchRequests(node, {
+      rate: 50,
+      requests: 30,
+      dataset: { kind: 'random', inputLen: 16, outputLen: 8 },
+      outDir: outDir(),
+      sampleGpus: `${exporter.url}/metrics`,
+    })
+    const gpus = run.summary.server_metrics?.gpus
+    const rows = readFileSync(run.files.serverMetrics as string, 'utf8')
+      .trim()
+      .split('\n')
+    const util = rows.filter((r) => r.includes(',gpu0,gpu_utilization_pct,')).map((r) => Number(r.split(',')[3]))
+    // polled during the run and once after it: the peak is the last poll's utilisation
+    expect(util.length).toBeGreaterThanOrEqual(2)
+    expect(gpus?.peaks['gpu0']).toEqual({
+      gpu_utilization_pct: Math.max(...util),
+      gpu_memory_used_mib: 44075,
+      gpu_power_w: 217.8,
+    })
+    expect(gpus?.peaks['gpu1']).toEqual({ gpu_memory_used_mib: 512 })
+    expect(gpus?.source).toBe(`${exporter.url}/metrics`)
+    expect(gpus?.note).toBe('left out values that cannot be true: gpu1 gpu_utilization_pct 150')
+    expect(rows.some((r) => r.includes('DCGM') || r.includes('clock'))).toBe(false)
+  } finally {
+    await exporter.stop()
+  }
+  // an exporter that is not there: the run goes on, and says so
+  await using node = await launchTopology('dcgm-gone', { workers: 1 }, { logDir: outDir() })
+  const run = await benchRequests(node, {
+    rate: 50,
+    requests: 5,
+    dataset: { kind: 'random', inputLen: 16, outputLen: 4 },
+    outDir: outDir(),
+    sampleGpus: 'http://127.0.0.1:9/metrics',
+  })
+  expect(run.summary.success_rate).toBe(1)
+  expect(run.summary.server_metrics?.gpus?.peaks).toEqual({})
+  expect(run.summary.server_metrics?.gpus?.note).toMatch(
+    /^the DCGM exporter at http:\/\/127\.0\.0\.1:9\/metrics answered none of \d+ polls: /u,
+  )
 })
 
 test("llama.cpp's and vLLM's names map to the same metrics as SGLang's", () => {

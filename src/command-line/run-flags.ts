@@ -280,14 +280,18 @@ export const RUN_FLAG_GROUPS = {
     },
     gpus: {
       type: 'string',
-      arg: 'auto|none|0,1',
-      help: "GPUs sampled with nvidia-smi (utilisation, memory, power): 'auto', every GPU of this host where nvidia-smi answers (default)",
+      arg: 'auto|none|0,1|URL',
+      help: "GPUs sampled (utilisation, memory, power): 'auto', every GPU of this host where nvidia-smi answers (default); indices; or a DCGM exporter's /metrics URL",
       set: (v, ctx) => {
         const text = String(v)
         if (text === 'auto') ctx.o['sampleGpus'] = 'auto'
         else if (text === 'none') ctx.o['sampleGpus'] = false
         else if (/^\d+(,\d+)*$/u.test(text)) ctx.o['sampleGpus'] = text.split(',').map(Number)
-        else ctx.problems.push(`--gpus: expected auto, none or GPU indices such as 0,1, got ${JSON.stringify(text)}`)
+        else if (/^https?:\/\//u.test(text)) ctx.o['sampleGpus'] = text
+        else
+          ctx.problems.push(
+            `--gpus: expected auto, none, GPU indices such as 0,1 or a DCGM exporter's URL (http://node:9400/metrics), got ${JSON.stringify(text)}`,
+          )
       },
     },
     'base-url': {

@@ -186,16 +186,19 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     let lateStartMs: number | undefined
     let clock = startRunClock(opts.startAt === undefined ? undefined : originAt(opts.startAt))
     const refusing = refusedFromTheStart(shareOf(dataset.length, host.index, host.count))
-    // a topology's GPUs where it names them; else this host's, where nvidia-smi answers (unasked), or those given
+    // a DCGM exporter's URL where one is given (it says where the GPUs are, whatever a topology names); else a
+    // topology's GPUs where it names them; else this host's, where nvidia-smi answers (unasked), or those given
     const gpus =
       opts.metricsIntervalMs <= 0
         ? []
-        : (target.gpus ??
-          (opts.sampleGpus === 'auto'
-            ? await localGpus(opts.signal)
-            : opts.sampleGpus === false
-              ? []
-              : opts.sampleGpus))
+        : typeof opts.sampleGpus === 'string' && opts.sampleGpus !== 'auto'
+          ? opts.sampleGpus
+          : (target.gpus ??
+            (opts.sampleGpus === 'auto'
+              ? await localGpus(opts.signal)
+              : opts.sampleGpus === false
+                ? []
+                : opts.sampleGpus))
     watch = opts.stopOnSaturation
       ? new SaturationWatch(arrivalsS.filter((_, i) => i % host.count === host.index))
       : undefined

@@ -193,7 +193,8 @@ export const baseOptionsSchema = z.strictObject({
   /**
    * GPUs sampled with nvidia-smi during the run (utilisation, memory, power into server-metrics.csv, the report and
    * the summary's peaks): `'auto'`, every GPU nvidia-smi lists on this host where it answers (none where it does
-   * not); a list of indices; or `false`. A topology on GPUs names its own. @default 'auto'
+   * not); a list of indices; a DCGM exporter's /metrics URL (`http://node:9400/metrics`: the GPUs of a host where
+   * nvidia-smi cannot be run from here); or `false`. A topology on GPUs names its own. @default 'auto'
    */
   sampleGpus: z
     .union(
@@ -201,8 +202,9 @@ export const baseOptionsSchema = z.strictObject({
         z.literal('auto'),
         z.literal(false),
         z.array(z.int({ error: 'expected GPU indices' }).nonnegative({ error: 'expected GPU indices' })),
+        z.url({ protocol: /^https?$/u, error: "expected a DCGM exporter's http(s) /metrics URL" }),
       ],
-      { error: "expected 'auto', false or GPU indices" },
+      { error: "expected 'auto', false, GPU indices or a DCGM exporter's /metrics URL" },
     )
     .default('auto'),
   /** Call the server's /flush_cache before the run. @default false */

@@ -185,7 +185,7 @@ ${metricsTable(summary)}
 <div id="server-gauges" class="chart"></div>${serverMetricsTable(summary)}
 <h2>KV cache and prefix cache per worker (the servers' own /metrics)</h2><div id="kv" class="chart"></div>
 ${summary.server_metrics?.sources['router'] === undefined ? '' : '<h2>The router: requests in flight and worker health</h2><div id="router-view" class="chart"></div>'}
-${summary.server_metrics?.gpus === null || summary.server_metrics?.gpus === undefined ? '' : '<h2>GPUs (nvidia-smi)</h2><div id="gpus"></div>'}
+${summary.server_metrics?.gpus === null || summary.server_metrics?.gpus === undefined ? '' : `<h2>GPUs (${esc(summary.server_metrics.gpus.source ?? 'nvidia-smi')})</h2><div id="gpus"></div>`}
 <h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}${conversationSection(summary)}${eventsList(summary)}
 <p>Every figure is recomputable from requests.csv: percentiles interpolate linearly between closest ranks
 (numpy's default).</p>

@@ -12,6 +12,14 @@ const QUERY = [
 
 export type GpuRow = [time: number, source: string, metric: string, value: number]
 
+/** What a run's GPU sampling found: where it read them, the peaks per gpuN, and why (not) everything was read. */
+export interface GpuReadings {
+  /** 'nvidia-smi', or the DCGM exporter's /metrics URL (its password masked). */
+  source: string
+  peaks: Record<string, Record<string, number>>
+  note: string | undefined
+}
+
 /** How long nvidia-smi gets to end after SIGTERM before its whole process group is killed. */
 const STOP_GRACE_MS = 1000
 /** After SIGKILL, how long we wait for its pipes to close (a child it left may hold them) before letting go. */
@@ -130,7 +138,7 @@ export class GpuSampler {
   }
 
   /** Ends nvidia-smi and everything it started, within about two seconds whatever they do. */
-  async stop(): Promise<{ peaks: Record<string, Record<string, number>>; note: string | undefined }> {
+  async stop(): Promise<GpuReadings> {
     const pid = this.#process.pid
     // its descendants, found before any dies: one that left the group (setsid) would otherwise be orphaned
     const descendants = pid === undefined ? [] : descendantsOf(pid)
@@ -169,7 +177,11 @@ export class GpuSampler {
         ? undefined
         : `left out values that cannot be true: ${[...this.#impossible].slice(0, 4).join(', ')}`
     const note = [this.#note, impossible].filter((n) => n !== undefined).join('; ') || undefined
-    return { peaks: Object.fromEntries([...this.#peaks].map(([s, m]) => [s, Object.fromEntries(m)])), note }
+    return {
+      source: 'nvidia-smi',
+      peaks: Object.fromEntries([...this.#peaks].map(([s, m]) => [s, Object.fromEntries(m)])),
+      note,
+    }
   }
 
   /** Why nothing (or not everything) was read, from how nvidia-smi ended and what it said. */

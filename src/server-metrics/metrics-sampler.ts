@@ -3,7 +3,9 @@ import type { Dispatcher } from 'undici'
 import { AppendFile, type ArtifactWriteError, neutralise } from '../common/artifact-file.ts'
 import { poolFor } from '../common/base-url.ts'
 import { getOrCreate } from '../common/get-or-create.ts'
-import { type GpuRow, GpuSampler } from './gpu-sampler.ts'
+import { cappedText } from './capped-text.ts'
+import { DcgmSampler } from './dcgm-sampler.ts'
+import { type GpuReadings, type GpuRow, GpuSampler } from './gpu-sampler.ts'
 import { impossibleValue, routerValues, workerValues } from './metric-map.ts'
 
 /** Where one server's /metrics is read: a worker (SGLang, vLLM, llama.cpp) or the router's Prometheus port. */
@@ -28,8 +30,8 @@ export interface MetricsSeries {
 export interface SampledRun {
   series: MetricsSeries
   outcomes: Map<string, SourceOutcome>
-  /** The topology's GPUs (nvidia-smi), where it ran on GPUs: peaks per gpuN, or why they were not read. */
-  gpus: { peaks: Record<string, Record<string, number>>; note: string | undefined } | null
+  /** The GPUs (nvidia-smi or a DCGM exporter), where any were sampled: peaks per gpuN, or why they were not read. */
+  gpus: GpuReadings | null
   /** The GPUs' samples (nvidia-smi's own timer), as server-metrics.csv has them; empty without GPUs. */
   gpuRows: GpuRow[]
   /** server-metrics.csv could not be written (a full disk): the series above are still whole. */
@@ -72,8 +74,8 @@ export class MetricsSampler {
   #busy = false
   #pending: Promise<void> = Promise.resolve()
   #stopped: Promise<SampledRun> | undefined
-  readonly #gpus: readonly number[]
-  #gpuSampler: GpuSampler | undefined
+  readonly #gpus: readonly number[] | string
+  #gpuSampler: GpuSampler | DcgmSampler | undefined
   readonly #gpuRows: GpuRow[] = []
 
   constructor(init: {
@@ -82,7 +84,8 @@ export class MetricsSampler {
     nowMs: () => number
     intervalMs: number
     workerName: (url: string) => string
-    gpus?: readonly number[] | undefined
+    /** GPUs read with nvidia-smi (their indices), or a DCGM exporter's /metrics URL. */
+    gpus?: readonly number[] | string | undefined
   }) {
     this.#gpus = init.gpus ?? []
     this.path = init.path
@@ -98,11 +101,13 @@ export class MetricsSampler {
   }
 
   start(): void {
-    if (this.#gpus.length > 0)
-      this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, (rows: GpuRow[]) => {
-        this.#gpuRows.push(...rows)
-        this.#file.append(rows.map(row).join(''))
-      })
+    const write = (rows: GpuRow[]): void => {
+      this.#gpuRows.push(...rows)
+      this.#file.append(rows.map(row).join(''))
+    }
+    if (typeof this.#gpus === 'string')
+      this.#gpuSampler = new DcgmSampler(this.#gpus, this.#intervalMs, this.#nowMs, write)
+    else if (this.#gpus.length > 0) this.#gpuSampler = new GpuSampler(this.#gpus, this.#intervalMs, this.#nowMs, write)
     this.#tick()
     this.#timer = setInterval(() => this.#tick(), this.#intervalMs)
     this.#timer.unref()
@@ -197,27 +202,4 @@ export class MetricsSampler {
       return undefined
     }
   }
-}
-
-/**
- * The body up to `limit` bytes, cut at its last whole line: a server that sends megabytes of metrics cannot
- * fill the client's memory.
- */
-async function cappedText(
-  body: AsyncIterable<Buffer> & { destroy(): void },
-  limit: number,
-): Promise<{ text: string; cut: boolean }> {
-  const parts: Buffer[] = []
-  let size = 0
-  for await (const chunk of body) {
-    parts.push(chunk)
-    size += chunk.length
-    if (size > limit) {
-      body.destroy()
-      const kept = Buffer.concat(parts).subarray(0, limit)
-      const text = kept.toString('utf8')
-      return { text: text.slice(0, text.lastIndexOf('\n') + 1), cut: true }
-    }
-  }
-  return { text: Buffer.concat(parts).toString('utf8'), cut: false }
 }

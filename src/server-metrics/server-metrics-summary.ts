@@ -1,3 +1,4 @@
+import type { GpuReadings } from './gpu-sampler.ts'
 import type { MetricsSource, SampledRun, SourceOutcome } from './metrics-sampler.ts'
 
 /** Gauges that `toMeetSlo` gates as `peak_<name>` (e.g. `peak_num_queue_reqs: { max: 32 }`). */
@@ -27,7 +28,7 @@ export interface ServerMetricsSummary {
    * Topologies on GPUs: each GPU's peak utilisation (%), memory used (MiB) and power (W) from nvidia-smi; null without
    * GPUs.
    */
-  gpus: { peaks: Record<string, Record<string, number>>; note: string | undefined } | null
+  gpus: GpuReadings | null
 }
 
 const max = (xs: Array<number | null>): number | undefined => {
