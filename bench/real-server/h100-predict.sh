@@ -12,7 +12,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -120,6 +120,42 @@ gpus)
     --gpus auto --out-dir /tmp/w/gpus 2>&1 | tee "$out/gpus.log"
   cp /tmp/w/gpus/*/summary.json /tmp/w/gpus/summary.json "$out/" 2>/dev/null || true
   (cd /tmp/w/gpus && tar czf "$out/gpus-run.tgz" .)
+  ;;
+build-new)
+  # issue 47: a llama.cpp whose responses carry its draft counts (timings.draft_n, draft_n_accepted), built for CUDA
+  # from NEWSRC (a later llama.cpp's source, tools/server and what it needs, 7 MB; c392e5094 has no such counts). Its
+  # stripped binary comes back in 15 MB parts (llama-new-bin.tar.xz.*): NEWBIN=<folder of them> skips the build.
+  new=$llama/new
+  mkdir -p "$new/build/bin"
+  if [ -n "${NEWBIN:-}" ]; then
+    cat "$repo/$NEWBIN"/llama-new-bin.tar.xz.* | tar xJf - -C "$new/build/bin"
+  else
+    start=$(date +%s)
+    rm -rf "$new/src" && mkdir -p "$new/src" && tar xJf "$repo/${NEWSRC:-.device-new/llama-new-src.tar.xz}" -C "$new/src"
+    (cd "$new/src" && cmake -B "$new/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_NCCL=OFF \
+      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF \
+      -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release \
+      >"$out/build-new.log" 2>&1 && cmake --build "$new/build" --target llama-server -j16 >>"$out/build-new.log" 2>&1)
+    echo "newer llama-server built in $(($(date +%s) - start)) s" | tee -a "$out/build-new.log"
+    strip "$new/build/bin/llama-server" || true
+    tar cf - -C "$new/build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/llama-new-bin.tar.xz."
+  fi
+  "$new/build/bin/llama-server" --version 2>&1 | tail -2 | tee "$out/llama-new-version.txt"
+  ;;
+spec)
+  # issue 47: speculative decoding on the GPU, the same random model as its own draft (a high acceptance); our run's
+  # spec_acceptance per request beside the server's own per-request log line ("draft acceptance = …")
+  "$llama/new/build/bin/llama-server" -m "$llama/model.gguf" -md "$llama/model.gguf" -ngl 99 -ngld 99 --parallel 4 \
+    -c 16384 --draft-max 8 --draft-min 1 --metrics --port 8080 >"$out/llama-server-spec.log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+  rm -rf /tmp/w/spec
+  cli run http://127.0.0.1:8080 --api completions --rate 2 --requests 20 --input-len 128 --output-len 128 \
+    --gpus auto --out-dir /tmp/w/spec 2>&1 | tee "$out/spec.log"
+  kill $pid && wait $pid 2>/dev/null || true
+  grep -a "draft acceptance" "$out/llama-server-spec.log" >"$out/spec-server-acceptance.txt" || true
+  (cd /tmp/w/spec && tar czf "$out/spec-run.tgz" .)
   ;;
 history)
   # issue 44's series, each run on a freshly started server as a CI job meets it: 10 as configured, then 3 with one

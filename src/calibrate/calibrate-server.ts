@@ -437,9 +437,12 @@ async function calibrate(
     const wait = async (pin: boolean): Promise<number | undefined> => {
       const what = `slot-wait-${len}-${slug(state)}-${pin ? 'slot-0' : 'any-slot'}`
       const run = await prefillRun(opts.url, what, len, { requests: 8, server: true, pin })
-      const ws = run.records
-        .filter((r) => r.client_ttft !== undefined && r.prefill_time !== undefined)
-        .map((r) => ((r.client_ttft as number) - (r.prefill_time as number)) * 1000)
+      // a one-token answer: its first token is its end where no text came (a random model's half a UTF-8 byte), as
+      // slot-wait-probe.py timed it on the H100
+      const ws = run.records.flatMap((r) => {
+        const first = r.client_ttft ?? r.total_latency
+        return first === undefined || r.prefill_time === undefined ? [] : [(first - r.prefill_time) * 1000]
+      })
       return ws.length < 5 ? undefined : median(ws)
     }
     const pinned = await wait(true)

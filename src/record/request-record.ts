@@ -64,10 +64,14 @@ export interface RequestRecord {
   client_queue_time: number | undefined
   /**
    * Time to the first token of the answer itself, reasoning excluded (AIPerf's time to first output token), from
-   * the arrival as client_ttft: where the server says which tokens are reasoning (/v1 routes); empty on /generate.
+   * the arrival as client_ttft: where the server says which tokens are reasoning (chat's reasoning_content) or its
+   * text carries <think>…</think> (/v1/completions, /generate); empty until an answer token is seen.
    */
   ttfo: number | undefined
-  /** Reasoning tokens in the answer: the server's count where it gives one, else the reasoning chunks seen. */
+  /**
+   * Reasoning tokens in the answer: the server's count where it gives one, else the reasoning chunks seen (/v1), or
+   * the tokens of /generate's chunks up to the one that closes </think>.
+   */
   reasoning_tokens: number | undefined
   /**
    * Speculative decoding: output tokens per verify step, the server's meta_info.spec_accept_length where it gives

@@ -61,6 +61,42 @@ test("llama.cpp's draft counts (timings.draft_n, draft_n_accepted) are the reque
   expect([plain.draftTokens, plain.draftAccepted]).toEqual([undefined, undefined])
 })
 
+test('/generate reads <think>…</think> in its text: the reasoning is the tokens up to the chunk that closes it, the answer begins after', () => {
+  // SGLang's default stream repeats the text so far, a token a chunk: 3 reasoning tokens, then the answer
+  const cumulative = obs()
+  const texts = ['<think>a', '<think>a b', '<think>a b c</think>', '<think>a b c</think>\n', '<think>a b c</think>\nX']
+  for (const [i, text] of texts.entries())
+    interpretPayload('generate', { text, meta_info: { completion_tokens: i + 1 } }, cumulative, 10 + i)
+  expect([cumulative.reasoningTokens, cumulative.firstAnswerMs, cumulative.thinkText]).toEqual([3, 14, undefined])
+  // incremental pieces, the close and the answer's start in one chunk of one token: that token is the answer's
+  const pieces = obs()
+  for (const [i, text] of ['<think>', 'a', ' b</think> Y'].entries())
+    interpretPayload('generate', { text, meta_info: { completion_tokens: i + 1 } }, pieces, 20 + i)
+  expect([pieces.reasoningTokens, pieces.firstAnswerMs]).toEqual([2, 22])
+  // a body not streamed: its tokens split by the share of text before the tag's end (30 of 40 characters)
+  const body = obs()
+  interpretPayload(
+    'generate',
+    { text: `<think>${'r'.repeat(15)}</think>${'a'.repeat(10)}`, meta_info: { completion_tokens: 8 } },
+    body,
+    5,
+  )
+  expect([body.reasoningTokens, body.firstAnswerMs]).toEqual([6, 5])
+  // no think: the answer is the first text, no reasoning; the server's own count wins where it gives one
+  const plain = obs()
+  interpretPayload('generate', { text: ' ', meta_info: { completion_tokens: 1 } }, plain, 1)
+  interpretPayload('generate', { text: ' hi', meta_info: { completion_tokens: 2 } }, plain, 2)
+  expect([plain.reasoningTokens, plain.firstAnswerMs]).toEqual([0, 2])
+  const counted = obs()
+  interpretPayload(
+    'generate',
+    { text: '<think>a</think>b', meta_info: { completion_tokens: 9, reasoning_tokens: 7 } },
+    counted,
+    1,
+  )
+  expect(counted.reasoningTokens).toBe(7)
+})
+
 test('a conversation keeps the answer: /generate repeats the text so far, /v1 streams pieces', () => {
   const g = { ...obs(), answer: '' }
   for (const text of [' a', ' a b', ' a b c'])

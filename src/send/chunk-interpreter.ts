@@ -48,11 +48,16 @@ function interpretGenerate(payload: Json, obs: Observation, atMs: number): void 
     const repeats = ids.length >= before.length && before.every((id, i) => ids[i] === id)
     obs.answerIds = repeats ? (ids as number[]) : [...before, ...(ids as number[])]
   }
+  const tokensBefore = obs.completionTokens ?? 0
   const total = num(meta['completion_tokens'])
   if (total !== undefined) {
     addTokens(obs, total - (obs.completionTokens ?? 0), atMs)
     obs.completionTokens = total
   }
+  if (typeof text === 'string' && obs.thinkText !== undefined) generateThink(obs, text, tokensBefore, atMs)
+  // a server that counts the reasoning itself is taken at its word (a 0 is a server that does not count it)
+  const counted = num(meta['reasoning_tokens'])
+  if (counted !== undefined && counted > 0) obs.reasoningTokens = counted
   obs.promptTokens = num(meta['prompt_tokens']) ?? obs.promptTokens
   obs.cachedTokens = num(meta['cached_tokens']) ?? obs.cachedTokens
   obs.specVerifyCt = num(meta['spec_verify_ct']) ?? obs.specVerifyCt
@@ -68,6 +73,59 @@ function interpretGenerate(payload: Json, obs: Observation, atMs: number): void 
       )
     }
   }
+}
+
+/**
+ * <think>…</think> in /generate's text (SGLang applies its --reasoning-parser to /v1 chat only, so a reasoning
+ * model's own text carries its tags here): the reasoning's tokens are the chunks' tokens up to the one that closes
+ * it, and the answer begins at the first text after it (or at the first text, where it opens with none). The text is
+ * kept only until then.
+ */
+function generateThink(obs: Observation, text: string, tokensBefore: number, atMs: number): void {
+  const before = obs.thinkText ?? ''
+  const all = text.startsWith(before) ? text : before + text
+  if (all.length === before.length) return
+  if (obs.think === 'unknown') {
+    const head = all.trimStart()
+    // not yet known: nothing but space, or the first characters of an opening tag
+    if (head === '' || (head.length < '<think>'.length && '<think>'.startsWith(head))) {
+      obs.thinkText = all
+      return
+    }
+    obs.think = head.startsWith('<think>') ? 'inside' : 'after'
+  }
+  if (obs.think === 'inside') {
+    const end = all.indexOf('</think>')
+    if (end === -1) {
+      obs.thinkText = all
+      obs.reasoningTokens = obs.completionTokens ?? tokensBefore
+      return
+    }
+    obs.think = 'after'
+    const answer = all.slice(end + '</think>'.length).trim() !== ''
+    // a chunk that closes the reasoning and begins the answer: at SGLang's default stream interval (a token a chunk)
+    // its token is the answer's; a chunk of several tokens (a larger interval, a body not streamed) is split by the
+    // share of its new text before the tag's end, the only measure of it the response gives
+    const tokens = (obs.completionTokens ?? tokensBefore) - tokensBefore
+    const fresh = all.length - before.length
+    const share = fresh > 0 ? Math.max(0, end + '</think>'.length - before.length) / fresh : 1
+    obs.reasoningTokens = !answer
+      ? (obs.completionTokens ?? tokensBefore)
+      : tokens <= 1
+        ? tokensBefore
+        : tokensBefore + Math.round(tokens * share)
+    if (!answer) {
+      obs.thinkText = all
+      return
+    }
+  } else if (all.slice(before.length).trim() === '' && obs.reasoningTokens !== undefined) {
+    // the space between the reasoning and the answer
+    obs.thinkText = all
+    return
+  }
+  obs.reasoningTokens ??= 0
+  obs.firstAnswerMs ??= atMs
+  obs.thinkText = undefined
 }
 
 function interpretOpenAi(payload: Json, obs: Observation, atMs: number): void {

@@ -34,13 +34,15 @@ export interface Observation {
   finishReason: string | undefined
   /**
    * The first token of the answer itself, reasoning excluded: where the server says which tokens are reasoning
-   * (chat's reasoning_content, text inside <think>…</think>); undefined where the route cannot tell (/generate).
+   * (chat's reasoning_content, text inside <think>…</think> on every route); undefined until an answer is seen.
    */
   firstAnswerMs: number | undefined
   /** Reasoning tokens: the server's count (usage) where it gives one, else the reasoning chunks seen. */
   reasoningTokens: number | undefined
-  /** Where a /v1 text stream is against <think>…</think>: not yet known, inside it, or past it (or none). */
+  /** Where a text stream is against <think>…</think>: not yet known, inside it, or past it (or none). */
   think: 'unknown' | 'inside' | 'after'
+  /** /generate's text so far, kept only until its answer begins (its chunks may repeat it or carry pieces). */
+  thinkText: string | undefined
   /** Speculative decoding, where the server says: its verify steps (SGLang's meta_info.spec_verify_ct). */
   specVerifyCt: number | undefined
   /** Its own accept length where it gives one (meta_info.spec_accept_length). */
@@ -109,6 +111,7 @@ export function newObservation(
     firstAnswerMs: undefined,
     reasoningTokens: undefined,
     think: 'unknown',
+    thinkText: '',
     specVerifyCt: undefined,
     specAcceptLength: undefined,
     draftTokens: undefined,

@@ -169,7 +169,7 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
         failure = new PayloadError(`server error event: ${errorDetail(event.data)}`)
         return
       }
-      apply(() => parseChunk(ctx.api, event.data, wantText))
+      apply(() => parseChunk(ctx.api, event.data, wantText || obs.thinkText !== undefined))
     },
     onError(err) {
       if (done || failure !== undefined) return
@@ -188,7 +188,11 @@ async function readEventStream(ctx: SendContext, body: Readable, obs: Observatio
           {
             generate: (nonEmpty, metaJson, data) => {
               if (done || failure !== undefined) return
-              apply(() => metaOnlyChunk(nonEmpty, metaJson, data))
+              // the text is read until the answer begins (a <think> in it, or none): a reasoning's events are then
+              // parsed whole, each repeating the text so far, as a conversation's are; the answer's are not
+              apply(() =>
+                obs.thinkText !== undefined && nonEmpty ? JSON.parse(data()) : metaOnlyChunk(nonEmpty, metaJson, data),
+              )
             },
             done: () => {
               if (failure === undefined) done = true

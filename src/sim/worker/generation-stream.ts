@@ -62,10 +62,13 @@ export class GenerationOutput {
   sentIds = 0
   readonly #seed: number
   readonly #hash: number
+  /** Tokens of reasoning whose text carries its tags (a /generate answer: the model's own text, <think> and all). */
+  readonly #thinkTags: number
 
-  constructor(seed: number, rid: string) {
+  constructor(seed: number, rid: string, thinkTags = 0) {
     this.#seed = seed
     this.#hash = hashString(rid)
+    this.#thinkTags = thinkTags
   }
 
   /** The text of the tokens materialised so far. */
@@ -83,7 +86,7 @@ export class GenerationOutput {
     while (this.length < generated) {
       const t = outputToken(this.#seed, this.#hash, this.length)
       this.idsJson.appendAscii(this.length === 0 ? String(t.id) : `,${t.id}`)
-      this.textJson.append(tokenJson(t.text))
+      this.textJson.append(tokenJson(this.#tagged(this.length, t.text)))
       this.length++
     }
   }
@@ -110,8 +113,14 @@ export class GenerationOutput {
 
   #textOf(from: number, to: number): string {
     let text = ''
-    for (let p = from; p < to; p++) text += outputToken(this.#seed, this.#hash, p).text
+    for (let p = from; p < to; p++) text += this.#tagged(p, outputToken(this.#seed, this.#hash, p).text)
     return text
+  }
+
+  /** Token `p`'s text, opening the reasoning at its first token and closing it at its last where tags are asked. */
+  #tagged(p: number, text: string): string {
+    if (p >= this.#thinkTags) return text
+    return `${p === 0 ? '<think>' : ''}${text}${p === this.#thinkTags - 1 ? '</think>' : ''}`
   }
 }
 
@@ -181,7 +190,9 @@ export class GeneratePayloads {
       dispatchedEpoch,
       firstSentEpoch: undefined,
     }
-    this.#out = new GenerationOutput(state.config.seed, rid)
+    // --reasoning-tokens N: /generate has no reasoning parser (SGLang applies its --reasoning-parser to /v1 chat
+    // only), so the model's own text carries the reasoning in its tags
+    this.#out = new GenerationOutput(state.config.seed, rid, state.config.reasoningTokens)
     this.#ridJson = JSON.stringify(rid)
   }
 

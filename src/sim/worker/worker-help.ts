@@ -32,8 +32,9 @@ Simulator only:
                                     server is in, as its llamacpp:kv_cache_tokens says (default 0: fresh)
   --reasoning-tokens N              the first N tokens of every answer are reasoning, each API in its own form:
                                     chat's delta.reasoning_content (and usage's completion_tokens_details
-                                    .reasoning_tokens), /v1/completions' text inside <think>…</think>, as a
-                                    reasoning model behind SGLang's --reasoning-parser serves them (default 0)
+                                    .reasoning_tokens), /v1/completions' and /generate's text inside
+                                    <think>…</think>, as a reasoning model behind SGLang's --reasoning-parser
+                                    serves them (default 0)
   --speculative-accept-length X     speculative decoding: a decode step yields X tokens a request on average (at
                                     its one step's cost), sent in one chunk; meta_info carries spec_verify_ct, the
                                     verifies, as SGLang's with a draft model (default 1: off)
