@@ -42,10 +42,12 @@ if [ ! -x "$llama/build/bin/llama-server" ]; then
   tar cf - -C "$llama/build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/llama-bin.tar.xz."
   ls -la "$out"/llama-bin.tar.xz.*
 fi
-if [ ! -f "$llama/model.gguf" ]; then
-  PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" "$llama/model.gguf" \
-    --embd 2048 --layers 16 --ff 5632 --heads 16 --ctx 16384
-fi
+makeModel() {
+  [ -f "$llama/model.gguf" ] || PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" \
+    "$llama/model.gguf" --embd 2048 --layers 16 --ff 5632 --heads 16 --ctx 16384
+}
+# build-new writes it while its build runs
+[ "$step" = build-new ] || makeModel
 server=("$llama/build/bin/llama-server" -m "$llama/model.gguf" -ngl 99 --parallel 64 -c 262144 --metrics)
 cli() { node "$repo/bin/vitest-llm-perf.js" "$@"; }
 waitHealthy() {
@@ -54,6 +56,15 @@ waitHealthy() {
     sleep 0.1
   done
   echo "llama-server did not become healthy" && return 1
+}
+# the newer llama.cpp's build (build-new), done within $1 seconds
+waitBuilt() {
+  for _ in $(seq 1 "$1"); do
+    [ -f "$llama/new/built" ] && return 0
+    [ -f "$llama/new/building" ] || return 1
+    sleep 1
+  done
+  return 1
 }
 
 case $step in
@@ -123,30 +134,46 @@ gpus)
   ;;
 build-new)
   # issue 47: a llama.cpp whose responses carry its draft counts (timings.draft_n, draft_n_accepted), built for CUDA
-  # from NEWSRC (a later llama.cpp's source, tools/server and what it needs, 7 MB; c392e5094 has no such counts). Its
+  # from NEWSRC (a later llama.cpp's source, tools/server and what it needs, 7 MB; c392e5094 has no such counts). The
+  # build runs in a session of its own, so a call that ends first does not kill it (the next step waits for it). Its
   # stripped binary comes back in 15 MB parts (llama-new-bin.tar.xz.*): NEWBIN=<folder of them> skips the build.
   new=$llama/new
   mkdir -p "$new/build/bin"
   if [ -n "${NEWBIN:-}" ]; then
-    cat "$repo/$NEWBIN"/llama-new-bin.tar.xz.* | tar xJf - -C "$new/build/bin"
-  else
-    start=$(date +%s)
+    cat "$repo/$NEWBIN"/llama-new-bin.tar.xz.* | tar xJf - -C "$new/build/bin" && touch "$new/built"
+  elif [ ! -f "$new/built" ] && [ ! -f "$new/building" ]; then
     rm -rf "$new/src" && mkdir -p "$new/src" && tar xJf "$repo/${NEWSRC:-.device-new/llama-new-src.tar.xz}" -C "$new/src"
-    (cd "$new/src" && cmake -B "$new/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_NCCL=OFF \
-      -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF \
-      -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release \
-      >"$out/build-new.log" 2>&1 && cmake --build "$new/build" --target llama-server -j16 >>"$out/build-new.log" 2>&1)
-    echo "newer llama-server built in $(($(date +%s) - start)) s" | tee -a "$out/build-new.log"
+    touch "$new/building"
+    setsid bash -c "start=\$(date +%s); cd '$new/src' && cmake -B '$new/build' -DGGML_CUDA=ON \
+      -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_NCCL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
+      -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
+      -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >'$new/build.log' 2>&1 &&
+      cmake --build '$new/build' --target llama-server -j16 >>'$new/build.log' 2>&1 &&
+      echo \"built in \$((\$(date +%s) - start)) s\" >>'$new/build.log' && touch '$new/built'; rm -f '$new/building'" \
+      </dev/null >/dev/null 2>&1 &
+  fi
+  makeModel
+  waitBuilt "${WAIT_S:-540}" || true
+  cp "$new/build.log" "$out/build-new.log" 2>/dev/null || true
+  if [ -f "$new/built" ] && [ -z "${NEWBIN:-}" ] && [ ! -f "$new/sent" ]; then
     strip "$new/build/bin/llama-server" || true
     tar cf - -C "$new/build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/llama-new-bin.tar.xz."
+    touch "$new/sent"
   fi
-  "$new/build/bin/llama-server" --version 2>&1 | tail -2 | tee "$out/llama-new-version.txt"
+  [ -f "$new/built" ] && "$new/build/bin/llama-server" --version 2>&1 | tail -2 | tee "$out/llama-new-version.txt"
   ;;
 spec)
+  waitBuilt 400 || { echo "the newer llama-server is not built: run build-new first" && exit 1; }
   # issue 47: speculative decoding on the GPU, the same random model as its own draft (a high acceptance); our run's
   # spec_acceptance per request beside the server's own per-request log line ("draft acceptance = …")
-  "$llama/new/build/bin/llama-server" -m "$llama/model.gguf" -md "$llama/model.gguf" -ngl 99 -ngld 99 --parallel 4 \
-    -c 16384 --draft-max 8 --draft-min 1 --metrics --port 8080 >"$out/llama-server-spec.log" 2>&1 &
+  # the later server fails an answer that is not valid UTF-8, which a random model's byte tokens make: the same
+  # shape with its byte tokens typed as control tokens (--text-only); temperature 0 (our default), so the draft, the
+  # same weights, is accepted wherever the target's choice is not a near tie
+  [ -f "$llama/model-text.gguf" ] || PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" \
+    "$llama/model-text.gguf" --embd 2048 --layers 16 --ff 5632 --heads 16 --ctx 16384 --text-only
+  "$llama/new/build/bin/llama-server" -m "$llama/model-text.gguf" -md "$llama/model-text.gguf" -ngl 99 -ngld 99 \
+    --spec-type draft-simple --spec-draft-n-max 8 --spec-draft-n-min 1 --parallel 4 -c 16384 --metrics --port 8080 \
+    >"$out/llama-server-spec.log" 2>&1 &
   pid=$!
   trap 'kill $pid 2>/dev/null || true' EXIT
   waitHealthy

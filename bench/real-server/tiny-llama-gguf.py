@@ -4,7 +4,11 @@ llama.cpp's own gguf-py writes it (PYTHONPATH=<llama.cpp>/gguf-py). The weights 
 but the server does all the work a real model of this shape costs: every prompt token through every layer, every
 output token a decode step over the KV cache. A SentencePiece vocabulary of byte tokens and single letters.
 
-  python3 tiny-llama-gguf.py OUT.gguf [--embd 256] [--layers 4] [--ff 704] [--heads 8] [--ctx 4096]
+  python3 tiny-llama-gguf.py OUT.gguf [--embd 256] [--layers 4] [--ff 704] [--heads 8] [--ctx 4096] [--text-only]
+
+--text-only types the byte tokens as control tokens, which a server does not render: every answer is then valid
+UTF-8. A later llama.cpp's server (2026) parses each answer and fails a request whose output is not (a random model's
+byte tokens make broken UTF-8); c392e5094 does not, and the issue-43 model keeps the byte tokens as they were.
 """
 import argparse
 
@@ -18,10 +22,12 @@ p.add_argument("--layers", type=int, default=4)
 p.add_argument("--ff", type=int, default=704)
 p.add_argument("--heads", type=int, default=8)
 p.add_argument("--ctx", type=int, default=4096)
+p.add_argument("--text-only", action="store_true")
 a = p.parse_args()
 
 tokens = [b"<unk>", b"<s>", b"</s>"] + [f"<0x{i:02X}>".encode() for i in range(256)]
-types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [gguf.TokenType.BYTE] * 256
+byte_type = gguf.TokenType.CONTROL if a.text_only else gguf.TokenType.BYTE
+types = [gguf.TokenType.UNKNOWN, gguf.TokenType.CONTROL, gguf.TokenType.CONTROL] + [byte_type] * 256
 for c in "abcdefghijklmnopqrstuvwxyz":
     for piece in (c, "\u2581" + c):
         tokens.append(piece.encode())
