@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
+import { KvCells } from '../src/sim/worker/kv-cells.ts'
 import { tableStepMs } from '../src/sim/worker/step-table.ts'
 import { cacheStateDifference } from '../src/summarise/cache-state.ts'
 import { cli } from './helpers/cli.ts'
@@ -35,20 +36,32 @@ const L = 512
 const HELD = 30_000
 
 /**
- * The TTFT p50 the model predicts for 5 one-token requests of L tokens sent one after another: request i takes the
- * least recently used slot (freeing what it held) and attends over every other slot's cells and its own L.
+ * The windows, in llama.cpp's cells, that `n` one-token prompts of L tokens sent one after another attend over:
+ * the held cells laid out slot after slot, request i takes the least recently used slot (freeing its cells where
+ * they lie) and its prompt goes where llama.cpp's allocator puts it (KvCells, checked against hand-worked cases in
+ * its own test). One output token: the slot keeps the prompt, no decode step places a cell.
  */
-function predictedTtftP50(held: number): number {
+function windows(held: number, n: number, perRequest = 1): number[] {
   const slots = PROFILE.maxRunningRequests
-  const retained = Array.from({ length: slots }, (_, s) => Math.floor(held / slots) + (s < held % slots ? 1 : 0))
-  const ttfts: number[] = []
-  for (let i = 0; i < 5; i++) {
-    retained[i] = 0
-    const cells = retained.reduce((a, b) => a + b, 0) + L
-    ttfts.push((PROFILE.prefillBaseMs + PROFILE.prefillPerTokenMs * L + 2e-4 * L * cells) / SPEED)
-    // one output token: the slot keeps the prompt (the output token's KV is never computed)
-    retained[i] = L
+  const cells = new KvCells(PROFILE.maxTotalTokens)
+  for (let s = 0; s < slots; s++) cells.placeStep([[s, Math.floor(held / slots) + (s < held % slots ? 1 : 0)]])
+  const out: number[] = []
+  for (let i = 0; i < n; i += perRequest) {
+    const batch: Array<[number, number]> = []
+    for (let j = i; j < i + perRequest; j++) {
+      cells.free(j)
+      batch.push([j, L])
+    }
+    out.push(cells.placeStep(batch))
   }
+  return out
+}
+
+/** The TTFT p50 the model predicts for 5 one-token requests of L tokens sent one after another. */
+function predictedTtftP50(held: number): number {
+  const ttfts = windows(held, 5).map(
+    (cells) => (PROFILE.prefillBaseMs + PROFILE.prefillPerTokenMs * L + 2e-4 * L * cells) / SPEED,
+  )
   return ttfts.sort((a, b) => a - b)[2] as number
 }
 
@@ -157,15 +170,14 @@ test('a profile with a measured step table: a used server’s prefill takes what
       outDir: tmp(),
     })
     // request i: the idle slots' caches compared with its prompt, then the least recently used slot freed and the
-    // 512-token row read at the cells the others hold plus its own
+    // 512-token row read at the window its prompt attends over
     const slots = PROFILE.maxRunningRequests
     const retained = Array.from({ length: slots }, (_, s) => Math.floor(held / slots) + (s < held % slots ? 1 : 0))
     const ttfts: number[] = []
+    const cells = windows(held, 5)
     for (let i = 0; i < 5; i++) {
       const choosing = BASE + SELECT * L * retained.reduce((a, b) => a + b, 0)
-      retained[i] = 0
-      const cells = retained.reduce((a, b) => a + b, 0) + L
-      ttfts.push((tableStepMs(table.prefill as never, L, cells) + choosing) / 2)
+      ttfts.push((tableStepMs(table.prefill as never, L, cells[i] as number) + choosing) / 2)
       retained[i] = L
     }
     const predicted = ttfts.sort((a, b) => a - b)[2] as number
@@ -205,9 +217,12 @@ test('prompts that reach an idle llama.cpp-like server together share one batch:
       outDir: tmp(),
     })
     // each launch compares the prompt with what the idle slots hold (24k, then 21k, 18k, 15k: each takes a slot of
-    // 3k), then one step of 4 × 512 tokens at the 12k cells left plus its own 2,048
+    // 3k), then one step of 4 × 512 tokens: placed in the four freed slots' cells, they attend over the window up to
+    // the highest cell still held (the other four slots': 24,000), not the 14,048 cells then held
     const launches = [24_000, 21_000, 18_000, 15_000].reduce((acc, idle) => acc + BASE + SELECT * L * idle, 0)
-    const predicted = launches + tableStepMs(TABLE.prefill as never, 4 * L, 12_000 + 4 * L)
+    const [window] = windows(held, 4, 4)
+    expect(window).toBe(24_000)
+    const predicted = launches + tableStepMs(TABLE.prefill as never, 4 * L, window as number)
     const firsts = run.records.map((r) => (r.server_first_token_time ?? Number.NaN) * 1000)
     expect(firsts.every(Number.isFinite)).toBe(true)
     // one batch: the four first tokens come from one step (each alone, the first would have come ~600 ms earlier)

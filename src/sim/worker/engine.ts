@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { epochNowMs } from '../../common/clock.ts'
+import { KvCells } from './kv-cells.ts'
 import { PrefixCache } from './prefix-cache.ts'
 import type { SpeedProfile } from './profiles.ts'
 import type { SimRequest } from './sim-request.ts'
@@ -26,6 +27,8 @@ export interface EngineConfig {
 
 /** A llama.cpp slot: what its last request left in the KV cache, and when it was last taken (its LRU order). */
 interface Slot {
+  /** Its sequence id in the KV cells. */
+  seq: number
   retained: number
   lastUsed: number
   busy: boolean
@@ -56,10 +59,10 @@ export class SimEngine {
   readonly #slots: Slot[] = []
   readonly #slotOf = new Map<SimRequest, Slot>()
   #slotClock = 0
+  /** Unified KV cache only: where each slot's tokens lie, which sets the window every token attends over. */
+  readonly #cells: KvCells | undefined
   /** The server loop's own work since the last step (llama.cpp's slot choice), which delays the next one. */
   #loopMs = 0
-  /** Of that work, what an idle engine already waited out before its first step (the first task's launch). */
-  #prepaidMs = 0
 
   constructor(cfg: EngineConfig, metrics?: WorkerMetrics) {
     this.#cfg = cfg
@@ -68,9 +71,14 @@ export class SimEngine {
     if (cfg.profile.unifiedKv !== undefined) {
       const n = cfg.maxRunningRequests
       const held = Math.min(cfg.kvCacheTokens ?? 0, cfg.maxTotalTokens)
-      for (let i = 0; i < n; i++)
-        this.#slots.push({ retained: Math.floor(held / n) + (i < held % n ? 1 : 0), lastUsed: -1, busy: false })
-    }
+      this.#cells = new KvCells(cfg.maxTotalTokens)
+      for (let i = 0; i < n; i++) {
+        const retained = Math.floor(held / n) + (i < held % n ? 1 : 0)
+        this.#slots.push({ seq: i, retained, lastUsed: -1, busy: false })
+        // a used server's cells, slot after slot (as a cache filled in order: no holes yet)
+        this.#cells.placeStep([[i, retained]])
+      }
+    } else this.#cells = undefined
   }
 
   get running(): number {
@@ -116,17 +124,7 @@ export class SimEngine {
     req.waitEntryEpoch = epochNowMs() / 1000
     this.#waiting.push(req)
     this.#byRid.set(req.rid, req)
-    if (!this.#busy) {
-      const launchMs = this.#launchMs(req)
-      if (launchMs > 0) {
-        // llama.cpp launches every task queued before it builds a batch: tasks that arrive while the first is being
-        // launched join its batch (16 closed-loop users' prompts on the H100: one batch, begun 183 ms after they came)
-        this.#busy = true
-        this.#prepaidMs = launchMs
-        this.#virtualEndMs = performance.now() + launchMs / this.#cfg.speed
-        setTimeout(() => this.#startStep(), launchMs / this.#cfg.speed)
-      } else this.#startStep()
-    }
+    if (!this.#busy) this.#startStep()
     return { ok: true }
   }
 
@@ -154,6 +152,20 @@ export class SimEngine {
     }
     this.#dropAborted()
     this.#admit()
+    if (this.#loopMs > 0) {
+      // llama.cpp's loop launches every queued task, those that come while it does too, before it builds a batch:
+      // the launches are a phase of their own, and what arrives during it is launched after it, still before the batch
+      // (16 closed-loop users on the H100, arriving over 13 ms: all 16 launched, ~130 ms of slot choice, then one
+      // batch of eight prompts and the next of eight; session 23's trace)
+      const launchMs = this.#loopMs
+      this.#loopMs = 0
+      this.#busy = true
+      this.#virtualEndMs = Math.max(this.#virtualEndMs, dueMs - MAX_CATCH_UP_MS) + launchMs / this.#cfg.speed
+      const waitMs = this.#virtualEndMs - dueMs
+      if (waitMs <= 0) setImmediate(() => this.#startStep())
+      else setTimeout(() => this.#startStep(), waitMs)
+      return
+    }
     // mixed (llama.cpp): the decoding requests' tokens and the prompt tokens that fit beside them, in one batch
     const mixed = this.#cfg.profile.schedule === 'mixed'
     const decoding = mixed ? this.#decodeBatch() : []
@@ -161,7 +173,6 @@ export class SimEngine {
     const decode = mixed ? decoding : prefill.length > 0 ? [] : this.#decodeBatch()
     if (prefill.length === 0 && decode.length === 0) {
       this.#loopMs = 0
-      this.#prepaidMs = 0
       const stalled = this.#running.some((r) => r.stalledUntilMs > performance.now())
       this.#busy = stalled
       // a stall is time the fault asked for, not time lost
@@ -178,9 +189,7 @@ export class SimEngine {
         this.#metrics?.observeQueueTime(startEpoch - req.waitEntryEpoch)
       }
     }
-    const durationMs = (this.#stepMs(prefill, decode) + Math.max(0, this.#loopMs - this.#prepaidMs)) / this.#cfg.speed
-    this.#loopMs = 0
-    this.#prepaidMs = 0
+    const durationMs = this.#stepMs(prefill, decode, this.#placeStep(prefill, decode)) / this.#cfg.speed
     const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
     this.#virtualEndMs = virtualStart + durationMs
     // a timer waits a whole millisecond at least: a step the timeline says is already due (the timeline is behind,
@@ -191,12 +200,30 @@ export class SimEngine {
     else setTimeout(() => this.#endStep(prefill, decode), waitMs)
   }
 
-  #stepMs(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {
+  /**
+   * Unified KV cache: the step's tokens put in their cells (the streams' first, then the prompts', as llama.cpp's
+   * server builds the batch), answering the window they attend over; without one, the cells the step holds.
+   */
+  #placeStep(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {
+    const tokens = prefill.reduce((acc, [, n]) => acc + n, 0)
+    if (this.#cells === undefined) return this.usedTokens + tokens + decode.length
+    const placed: Array<readonly [number, number]> = []
+    for (const r of decode) {
+      const slot = this.#slotOf.get(r)
+      if (slot !== undefined) placed.push([slot.seq, 1])
+    }
+    for (const [r, n] of prefill) {
+      const slot = this.#slotOf.get(r)
+      if (slot !== undefined) placed.push([slot.seq, n])
+    }
+    return this.#cells.placeStep(placed)
+  }
+
+  #stepMs(prefill: Array<[SimRequest, number]>, decode: SimRequest[], cells: number): number {
     const p = this.#cfg.profile
     const tokens = prefill.reduce((acc, [, n]) => acc + n, 0)
     if (p.unifiedKv !== undefined) {
-      // every token attends over every occupied cell, this step's own included (llama.cpp's n_kv)
-      const cells = this.usedTokens + tokens + decode.length
+      // every token attends over the window of occupied cells, this step's own included (llama.cpp's n_kv)
       const u = p.unifiedKv
       // a prompt's tokens and the streams' share one batch: the step costs what one of that many tokens measured
       if (u.table !== undefined)
@@ -365,6 +392,7 @@ export class SimEngine {
     this.#loopMs += this.#launchMs(req)
     lru.busy = true
     lru.retained = 0
+    this.#cells?.free(lru.seq)
     lru.lastUsed = ++this.#slotClock
     this.#slotOf.set(req, lru)
   }

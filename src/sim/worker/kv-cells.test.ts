@@ -1,0 +1,64 @@
+import { expect, test } from 'vitest'
+import { KvCells } from './kv-cells.ts'
+
+test("a cache filled in order: the window is the cells held, padded to 32; a decode step's tokens go after them", () => {
+  const cells = new KvCells(8192)
+  for (let s = 0; s < 4; s++) cells.placeStep([[s, 300]])
+  expect([cells.used, cells.window]).toEqual([1200, 1216])
+  expect(
+    cells.placeStep([
+      [0, 1],
+      [1, 1],
+      [2, 1],
+      [3, 1],
+    ]),
+  ).toBe(1216)
+  expect(cells.used).toBe(1204)
+})
+
+test('a freed slot leaves a hole a 512-token batch does not fit: it goes past the end, and the window grows past the cells held', () => {
+  const cells = new KvCells(65536)
+  for (let s = 0; s < 16; s++) cells.placeStep([[s, 384]])
+  cells.free(3)
+  // 15 × 384 held in 6,144 cells; a 384-cell hole at 1,152: two prompts of 256 are one batch of 512, placed at 6,144
+  const window = cells.placeStep([
+    [3, 256],
+    [16, 256],
+  ])
+  expect(cells.used).toBe(15 * 384 + 512)
+  expect(window).toBe(6144 + 512)
+  // a decode step's 16 tokens fit the hole: the head (6,656) is past the cells held (6,272) by more than twice the
+  // batch, so the search starts over from the first cell and finds it; the window stays
+  expect(cells.placeStep(Array.from({ length: 16 }, (_, s) => [s === 3 ? 16 : s, 1] as const))).toBe(6656)
+  expect(cells.used).toBe(15 * 384 + 512 + 16)
+})
+
+test('compacted once the window is a tenth emptier than the cells held (llama.cpp --defrag-thold 0.1)', () => {
+  const cells = new KvCells(65536)
+  for (let s = 0; s < 20; s++) cells.placeStep([[s, 384]])
+  // five slots freed (1,920 cells of 7,680): the window stays 7,680 until a decode looks at it
+  for (const s of [1, 5, 9, 13, 17]) cells.free(s)
+  expect([cells.used, cells.window]).toEqual([5760, 7680])
+  // one token decoded (into the first hole): 1 − (5,761 + 32) / 7,680 = 25 % empty → moved down, and the window is
+  // the cells held from the next step on
+  const window = cells.placeStep([[0, 1]])
+  expect(window).toBe(7680)
+  expect(cells.window).toBe(5792)
+  // and the next batch goes after them
+  cells.placeStep([[20, 512]])
+  expect([cells.used, cells.window]).toEqual([6273, 6304])
+})
+
+test("a sequence's cells are freed wherever they lie; the window falls back to the highest cell still held", () => {
+  const cells = new KvCells(4096)
+  cells.placeStep([[0, 100]])
+  cells.placeStep([[1, 100]])
+  cells.placeStep([
+    [0, 1],
+    [1, 1],
+  ])
+  cells.free(1)
+  expect([cells.used, cells.window]).toEqual([101, 224])
+  cells.free(0)
+  expect([cells.used, cells.window]).toEqual([0, 32])
+})

@@ -1,0 +1,171 @@
+/** llama.cpp's physical batch (-ub): a step's tokens are placed, and attend, this many at a time. */
+export const UBATCH_TOKENS = 512
+/** The attention window is the highest occupied cell, padded to this (32 without flash attention, c392e5094). */
+const WINDOW_PAD = 32
+/** Its default --defrag-thold: after a decode, a window this much emptier than the cells held is compacted. */
+const DEFRAG_THRESHOLD = 0.1
+/** Windows under this are never compacted (llama.cpp's "do not defrag small contexts"). */
+const DEFRAG_MIN_WINDOW = 2048
+
+/**
+ * llama.cpp's unified KV cache as cells (c392e5094's llama_kv_cache_find_slot, llama_kv_cache_seq_rm and defrag):
+ * every token of a physical batch goes into the first run of free cells long enough for the whole batch, searched
+ * from where the last one ended (from the start once enough cells lie free before that), and every token then
+ * attends over the window up to the highest occupied cell — not over the cells held. A slot taken for a new prompt
+ * frees its cells where they lie, so a churned cache holds holes that a batch of 512 tokens does not fit: the window
+ * grows past the cells held until it is a tenth emptier than they, when a decode compacts it. On the H100 a batch of
+ * eight 256-token prompts took 435–530 ms in a used server where the step table (measured on a cache filled in
+ * order) says 383 for the cells held (bench/real-server, session 23's trace).
+ */
+export class KvCells {
+  readonly #size: number
+  /** The sequence (slot) each cell holds, or -1. */
+  readonly #owner: Int32Array
+  /** Each sequence's runs of cells, [start, length] pairs, in the order placed. */
+  readonly #runs = new Map<number, number[]>()
+  #head = 0
+  #used = 0
+  /** One past the highest occupied cell. */
+  #max = 0
+
+  constructor(size: number) {
+    this.#size = size
+    this.#owner = new Int32Array(size).fill(-1)
+  }
+
+  get used(): number {
+    return this.#used
+  }
+
+  /** The cells every token of a batch attends over now (llama.cpp's kv_self.n). */
+  get window(): number {
+    return Math.min(this.#size, Math.max(WINDOW_PAD, Math.ceil(this.#max / WINDOW_PAD) * WINDOW_PAD))
+  }
+
+  /**
+   * Places one step's tokens, given per sequence in the batch's order (the streams' tokens first, then the prompts'
+   * chunks, as llama.cpp's server builds its batch), a physical batch at a time. Answers the window each token
+   * attended over, averaged over the step's tokens.
+   */
+  placeStep(tokens: ReadonlyArray<readonly [seq: number, count: number]>): number {
+    let total = 0
+    let weighted = 0
+    let part: Array<[number, number]> = []
+    let inPart = 0
+    const flush = (): void => {
+      if (inPart === 0) return
+      this.#placeBatch(part, inPart)
+      weighted += inPart * this.window
+      total += inPart
+      part = []
+      inPart = 0
+    }
+    for (const [seq, count] of tokens) {
+      let left = count
+      while (left > 0) {
+        const take = Math.min(left, UBATCH_TOKENS - inPart)
+        part.push([seq, take])
+        inPart += take
+        left -= take
+        if (inPart === UBATCH_TOKENS) flush()
+      }
+    }
+    flush()
+    // checked after the decode, applied before the next (llama_kv_cache_update): the same for the next step
+    this.#defragIfFragmented()
+    return total === 0 ? this.window : weighted / total
+  }
+
+  /** Frees every cell of a sequence (a slot taken for another prompt: llama_kv_cache_seq_rm from 0). */
+  free(seq: number): void {
+    const runs = this.#runs.get(seq)
+    if (runs === undefined) return
+    for (let i = 0; i < runs.length; i += 2) {
+      const start = runs[i] as number
+      const n = runs[i + 1] as number
+      this.#owner.fill(-1, start, start + n)
+      this.#used -= n
+    }
+    this.#runs.delete(seq)
+    while (this.#max > 0 && this.#owner[this.#max - 1] === -1) this.#max--
+  }
+
+  /** One physical batch: the first free run of its length from the head (llama_kv_cache_find_slot). */
+  #placeBatch(part: ReadonlyArray<readonly [number, number]>, n: number): void {
+    // "if we have enough unused cells before the current head, better to start searching from the beginning"
+    if (this.#head > this.#used + 2 * n) this.#head = 0
+    let start = this.#findRun(n)
+    if (start < 0) {
+      // no run long enough (llama.cpp fails the decode and the server retries smaller): compacted, then placed
+      this.#compact()
+      start = this.#findRun(n)
+      if (start < 0) return
+    }
+    let at = start
+    for (const [seq, count] of part) {
+      this.#owner.fill(seq, at, at + count)
+      const runs = this.#runs.get(seq)
+      // a sequence's runs merge where they touch: the list stays short for a stream decoding into one run
+      if (runs !== undefined && (runs[runs.length - 2] as number) + (runs[runs.length - 1] as number) === at)
+        runs[runs.length - 1] = (runs[runs.length - 1] as number) + count
+      else if (runs !== undefined) runs.push(at, count)
+      else this.#runs.set(seq, [at, count])
+      at += count
+    }
+    this.#used += n
+    this.#max = Math.max(this.#max, start + n)
+    this.#head = start + n >= this.#size ? 0 : start + n
+  }
+
+  #findRun(n: number): number {
+    if (n > this.#size) return -1
+    let tested = 0
+    for (;;) {
+      if (this.#head + n > this.#size) {
+        tested += this.#size - this.#head
+        this.#head = 0
+        if (tested >= this.#size) return -1
+        continue
+      }
+      let clash = -1
+      for (let i = n - 1; i >= 0; i--)
+        if ((this.#owner[this.#head + i] as number) >= 0) {
+          clash = i
+          break
+        }
+      if (clash < 0) return this.#head
+      // the next run can start only after the last occupied cell of this one
+      this.#head += clash + 1
+      tested += clash + 1
+      if (tested >= this.#size) return -1
+    }
+  }
+
+  #defragIfFragmented(): void {
+    const window = this.window
+    if (window < DEFRAG_MIN_WINDOW) return
+    if (1 - (this.#used + WINDOW_PAD) / window > DEFRAG_THRESHOLD) this.#compact()
+  }
+
+  /** Every occupied cell moved down into the holes, in order: the window is then the cells held. */
+  #compact(): void {
+    const all: Array<[number, number, number]> = []
+    for (const [seq, runs] of this.#runs)
+      for (let i = 0; i < runs.length; i += 2) all.push([runs[i] as number, runs[i + 1] as number, seq])
+    all.sort((a, b) => a[0] - b[0])
+    this.#owner.fill(-1, 0, this.#max)
+    this.#runs.clear()
+    let at = 0
+    for (const [, n, seq] of all) {
+      this.#owner.fill(seq, at, at + n)
+      const runs = this.#runs.get(seq)
+      if (runs !== undefined && (runs[runs.length - 2] as number) + (runs[runs.length - 1] as number) === at)
+        runs[runs.length - 1] = (runs[runs.length - 1] as number) + n
+      else if (runs !== undefined) runs.push(at, n)
+      else this.#runs.set(seq, [at, n])
+      at += n
+    }
+    this.#max = at
+    this.#head = this.#used
+  }
+}
