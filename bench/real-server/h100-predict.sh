@@ -57,6 +57,15 @@ waitHealthy() {
   done
   echo "llama-server did not become healthy" && return 1
 }
+# port 8080 free to bind (a server just stopped can hold it a moment; the next one then fails to start)
+waitPortFree() {
+  for _ in $(seq 1 300); do
+    python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 8080))" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "port 8080 still taken" && return 1
+}
+
 # the newer llama.cpp's build (build-new), done within $1 seconds
 waitBuilt() {
   for _ in $(seq 1 "$1"); do
@@ -70,6 +79,7 @@ waitBuilt() {
 case $step in
 calibrate)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1 || true
+  waitPortFree
   "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
   pid=$!
   trap 'kill $pid 2>/dev/null || true' EXIT
@@ -81,11 +91,13 @@ calibrate)
   cp "$llama/profile.json" "$out/profile.json"
   ;;
 fresh | used)
-  profile=${PROFILE:-$repo/bench/real-server/profiles/llamacpp-h100-random-0.8b.json}
-  [ -f "$llama/profile.json" ] && profile=$llama/profile.json
+  # PROFILE if given; else this machine's last calibration; else the committed one
+  profile=${PROFILE:-}
+  if [ -z "$profile" ] && [ -f "$llama/profile.json" ]; then profile=$llama/profile.json; fi
+  profile=${profile:-$repo/bench/real-server/profiles/llamacpp-h100-random-0.8b.json}
   node "$repo/bench/real-server/predict-check.ts" "$profile" "$step" /tmp/w/$step -- "${server[@]}" \
     2>&1 | tee "$out/$step.log"
-  cp /tmp/w/$step/$step-table.md /tmp/w/$step/$step-rows.json "$out/"
+  cp /tmp/w/$step/$step-table.md /tmp/w/$step/$step-rows.json "$out/" || true
   tar czf "$out/$step-runs.tgz" --exclude='*.html' -C /tmp/w "$step"
   ;;
 explore)
@@ -169,6 +181,7 @@ spec)
   # the later server fails an answer that is not valid UTF-8, which a random model's byte tokens make: the same
   # shape with its byte tokens typed as control tokens (--text-only); temperature 0 (our default), so the draft, the
   # same weights, is accepted wherever the target's choice is not a near tie
+  waitPortFree
   [ -f "$llama/model-text.gguf" ] || PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" \
     "$llama/model-text.gguf" --embd 2048 --layers 16 --ff 5632 --heads 16 --ctx 16384 --text-only
   "$llama/new/build/bin/llama-server" -m "$llama/model-text.gguf" -md "$llama/model-text.gguf" -ngl 99 -ngld 99 \
