@@ -155,8 +155,8 @@ export class SimEngine {
     if (this.#loopMs > 0) {
       // llama.cpp's loop launches every queued task, those that come while it does too, before it builds a batch:
       // the launches are a phase of their own, and what arrives during it is launched after it, still before the batch
-      // (16 closed-loop users on the H100, arriving over 13 ms: all 16 launched, ~130 ms of slot choice, then one
-      // batch of eight prompts and the next of eight; session 23's trace)
+      // (16 closed-loop users on the H100, arriving over 13 ms: all 16 launched before the first of the two batches
+      // of 2,048 prompt tokens that took their prompts; the server's own log, bench/real-server in docs/calibration.md)
       const launchMs = this.#loopMs
       this.#loopMs = 0
       this.#busy = true

@@ -14,8 +14,8 @@ const DEFRAG_MIN_WINDOW = 2048
  * attends over the window up to the highest occupied cell — not over the cells held. A slot taken for a new prompt
  * frees its cells where they lie, so a churned cache holds holes that a batch of 512 tokens does not fit: the window
  * grows past the cells held until it is a tenth emptier than they, when a decode compacts it. On the H100 a batch of
- * eight 256-token prompts took 435–530 ms in a used server where the step table (measured on a cache filled in
- * order) says 383 for the cells held (bench/real-server, session 23's trace).
+ * eight 256-token prompts took 375–530 ms (the server's own prompt_ms) in a used server where the step table,
+ * measured on a cache filled in order, says 383 for the cells held (docs/calibration.md, session 23).
  */
 export class KvCells {
   readonly #size: number
