@@ -14,6 +14,7 @@ const srcDir = fileURLToPath(new URL('..', import.meta.url))
 const PLAIN_ERRORS_ALLOWED = [
   'sim/',
   'server-metrics/metrics-sampler.ts',
+  'server-metrics/dcgm-sampler.ts',
   'executors/conversations/answer-tokenizer.ts',
   'executors/trace/trace-executor.ts',
 ]
