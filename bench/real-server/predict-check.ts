@@ -8,7 +8,8 @@
  *   node bench/real-server/predict-check.ts PROFILE STATE OUT_DIR -- llama-server ARGS…
  *
  * STATE is `fresh` (the server restarted before every load, as a CI job meets it) or `used` (every slot used once
- * before the loads, then the loads one after another on that server, as a shared server is found).
+ * before the loads, then the loads one after another on that server, as a shared server is found; its simulator
+ * lives through the same history, HISTORY=0 to start one for each load told only the cells held).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -121,13 +122,23 @@ function readTable(path: string): { rows: Map<string, { kv: number; measured: Fi
 }
 const earlier = measuredTable === undefined ? undefined : readTable(measuredTable)
 
+/**
+ * The used server's simulator, where it lives through the real server's history: the same fill, then every load in
+ * the same order, so its slots hold what the real one's do (a total given by --kv-cache-tokens is spread evenly over
+ * the slots, where the real server's least recently used slots hold the most: 1,024-token contexts from the fill
+ * beside 384-token ones). HISTORY=0: a new simulator for each load, told the cells held.
+ */
+let usedSim: Awaited<ReturnType<typeof startProfileWorker>> | undefined
+const history = state === 'used' && process.env['HISTORY'] !== '0'
+
 /** Brings the real server into the state, starts a simulator told it, and runs `load` on both at once. */
 async function point(name: string, load: Partial<BenchOptions>, seed: number) {
   const known = earlier?.rows.get(name)
   if (earlier !== undefined && known === undefined) return undefined
   if (state === 'fresh' && known === undefined) await startServer()
   const kv = known?.kv ?? (await held())
-  const sim = await startProfileWorker(`sim-${name}`, profile as string, outDir, ['--kv-cache-tokens', String(kv)])
+  const sim =
+    usedSim ?? (await startProfileWorker(`sim-${name}`, profile as string, outDir, ['--kv-cache-tokens', String(kv)]))
   try {
     const opts = { ...load, seed, promptNonce: seed } as BenchOptions
     const [real, predicted] = await Promise.all([
@@ -144,7 +155,7 @@ async function point(name: string, load: Partial<BenchOptions>, seed: number) {
       ok: real?.summary.success_rate ?? 1,
     }
   } finally {
-    await sim.stop()
+    if (sim !== usedSim) await sim.stop()
   }
 }
 
@@ -152,7 +163,8 @@ async function capacity(): Promise<{ measured: number; predicted: number; kv: nu
   if (state === 'fresh' && earlier === undefined) await startServer()
   // an earlier table's capacity search started where its last row left the server
   const kv = earlier === undefined ? await held() : ([...earlier.rows.values()].at(-1)?.kv ?? 0)
-  const sim = await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)])
+  const sim =
+    usedSim ?? (await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)]))
   try {
     const search = { min: 1, max: 16, stepDurationS: 12, precision: 0.1, confirm: false as const }
     const [m, p] = await Promise.all([
@@ -163,23 +175,26 @@ async function capacity(): Promise<{ measured: number; predicted: number; kv: nu
     ])
     return { measured: m.capacity, predicted: p.capacity, kv }
   } finally {
-    await sim.stop()
+    if (sim !== usedSim) await sim.stop()
   }
 }
+
+// every slot used once, as 64 closed-loop users leave it: each keeps a 1,024-token context
+const fill = (dir: string): BenchOptions => ({
+  ...common(join(outDir, dir)),
+  users: 64,
+  requests: 64,
+  dataset: { kind: 'random', inputLen: 1024, outputLen: 1, rangeRatio: 1 },
+})
 
 try {
   if (state === 'used' && earlier === undefined) {
     await startServer()
-    // every slot used once, as 64 closed-loop users leave it: each keeps a 1,024-token context
-    await benchRequests(
-      { url },
-      {
-        ...common(join(outDir, 'used-fill')),
-        users: 64,
-        requests: 64,
-        dataset: { kind: 'random', inputLen: 1024, outputLen: 1, rangeRatio: 1 },
-      },
-    )
+    await benchRequests({ url }, fill('used-fill'))
+  }
+  if (history) {
+    usedSim = await startProfileWorker('sim-used', profile as string, outDir)
+    await benchRequests({ url: usedSim.url }, fill('used-fill-sim'))
   }
   // the Poisson rates are fractions of the real capacity: a first estimate from the earlier tables (RATE_BASE), the
   // search itself last, so that a call cut short by its time limit still has every row (each printed as measured)
@@ -227,6 +242,7 @@ try {
   writeFileSync(join(outDir, `${state}-table.md`), `${lines.join('\n')}\n`)
   writeFileSync(join(outDir, `${state}-rows.json`), JSON.stringify({ capacity: cap, rateBase: base, rows }, null, 2))
 } finally {
+  await usedSim?.stop()
   server?.kill('SIGTERM')
   await server?.catch(() => undefined)
 }
