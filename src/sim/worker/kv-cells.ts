@@ -103,18 +103,22 @@ export class KvCells {
     }
     let at = start
     for (const [seq, count] of part) {
-      this.#owner.fill(seq, at, at + count)
-      const runs = this.#runs.get(seq)
-      // a sequence's runs merge where they touch: the list stays short for a stream decoding into one run
-      if (runs !== undefined && (runs[runs.length - 2] as number) + (runs[runs.length - 1] as number) === at)
-        runs[runs.length - 1] = (runs[runs.length - 1] as number) + count
-      else if (runs !== undefined) runs.push(at, count)
-      else this.#runs.set(seq, [at, count])
+      this.#occupy(seq, at, count)
       at += count
     }
     this.#used += n
     this.#max = Math.max(this.#max, start + n)
     this.#head = start + n >= this.#size ? 0 : start + n
+  }
+
+  /** Gives `seq` the cells [at, at + n); its runs merge where they touch (a stream decoding into one run stays one). */
+  #occupy(seq: number, at: number, n: number): void {
+    this.#owner.fill(seq, at, at + n)
+    const runs = this.#runs.get(seq)
+    if (runs === undefined) this.#runs.set(seq, [at, n])
+    else if ((runs[runs.length - 2] as number) + (runs[runs.length - 1] as number) === at)
+      runs[runs.length - 1] = (runs[runs.length - 1] as number) + n
+    else runs.push(at, n)
   }
 
   #findRun(n: number): number {
@@ -157,12 +161,7 @@ export class KvCells {
     this.#runs.clear()
     let at = 0
     for (const [, n, seq] of all) {
-      this.#owner.fill(seq, at, at + n)
-      const runs = this.#runs.get(seq)
-      if (runs !== undefined && (runs[runs.length - 2] as number) + (runs[runs.length - 1] as number) === at)
-        runs[runs.length - 1] = (runs[runs.length - 1] as number) + n
-      else if (runs !== undefined) runs.push(at, n)
-      else this.#runs.set(seq, [at, n])
+      this.#occupy(seq, at, n)
       at += n
     }
     this.#max = at
