@@ -30,7 +30,10 @@ test('history: runs recorded and gated by toNotRegress; a 15 % slower server is 
   }
   await using slow = await launchTopology('history-slow', { workers: 1, sim: { speed: 3.4 } })
   let caught = ''
-  for (let i = 0; i < 4 && caught === ''; i++) {
+  // up to six slower runs: one fast run on a busy machine (TPOT p50 2.5 ms among 1.9–2.2, a CI run) widens the
+  // history enough that four slower runs at 2.4–2.5 were not yet told from noise; the gate needs the evidence, and
+  // the change it then reports is still where the slower server began
+  for (let i = 0; i < 6 && caught === ''; i++) {
     const run = await benchRequests(slow, { ...workload, name: `speed 3.4, run ${i + 1}`, history })
     try {
       expect(run).toNotRegress({ metrics: ['tpot.p50'], db: history.db })
