@@ -66,6 +66,17 @@ waitPortFree() {
   echo "port 8080 still taken" && return 1
 }
 
+# a llama-server for the rest of this step: serve LOG COMMAND ARGS… (on port 8080, stopped when the step ends)
+serve() {
+  local log=$1
+  shift
+  waitPortFree
+  "$@" --port 8080 >"$log" 2>&1 &
+  pid=$!
+  trap 'kill $pid 2>/dev/null || true' EXIT
+  waitHealthy
+}
+
 # the newer llama.cpp's build (build-new), done within $1 seconds
 waitBuilt() {
   for _ in $(seq 1 "$1"); do
@@ -79,11 +90,7 @@ waitBuilt() {
 case $step in
 calibrate)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1 || true
-  waitPortFree
-  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
-  pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
-  waitHealthy
+  serve "$out/llama-server.log" "${server[@]}"
   start=$(date +%s)
   cli calibrate http://127.0.0.1:8080 --api completions --name llamacpp-h100-random-0.8b --budget-s 200 \
     --out "$llama/profile.json" --work-dir /tmp/w/cal 2>&1 | tee "$out/calibrate.log"
@@ -103,42 +110,27 @@ fresh | used)
 explore)
   # what the server does with a step, in its own words (probe-llamacpp.py); --slot-save-path lets it empty slots
   mkdir -p /tmp/w/slots
-  "${server[@]}" --port 8080 --slot-save-path /tmp/w/slots >"$out/llama-server.log" 2>&1 &
-  pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
-  waitHealthy
+  serve "$out/llama-server.log" "${server[@]}" --slot-save-path /tmp/w/slots
   python3 "$repo/bench/real-server/probe-llamacpp.py" http://127.0.0.1:8080 64 "$out/explore.jsonl"
   ;;
 churn)
   # the same pinned prefill and decode on a server filled in order and on one that served traffic (churn-probe.py)
-  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
-  pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
-  waitHealthy
+  serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/churn-probe.py" http://127.0.0.1:8080 "$out/churn.jsonl"
   ;;
 slotwait)
   # what choosing a slot costs: the wait before each prompt began, pinned and left to the server (slot-wait-probe.py)
-  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
-  pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
-  waitHealthy
+  serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/slot-wait-probe.py" http://127.0.0.1:8080 "$out/slot-wait.jsonl"
   ;;
 mixed)
   # a prompt's cost among N decoding streams, in the server's own prompt_ms (mixed-probe.py)
-  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
-  pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
-  waitHealthy
+  serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/mixed-probe.py" http://127.0.0.1:8080 "$out/mixed.jsonl"
   ;;
 gpus)
   # issue 47: a run that samples the GPU it loads (--gpus auto reads nvidia-smi), its summary and report sent back
-  "${server[@]}" --port 8080 >"$out/llama-server.log" 2>&1 &
-  pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
-  waitHealthy
+  serve "$out/llama-server.log" "${server[@]}"
   cli run http://127.0.0.1:8080 --api completions --rate 4 --requests 80 --input-len 256 --output-len 128 \
     --gpus auto --out-dir /tmp/w/gpus 2>&1 | tee "$out/gpus.log"
   cp /tmp/w/gpus/*/summary.json /tmp/w/gpus/summary.json "$out/" 2>/dev/null || true
@@ -181,15 +173,11 @@ spec)
   # the later server fails an answer that is not valid UTF-8, which a random model's byte tokens make: the same
   # shape with its byte tokens typed as control tokens (--text-only); temperature 0 (our default), so the draft, the
   # same weights, is accepted wherever the target's choice is not a near tie
-  waitPortFree
   [ -f "$llama/model-text.gguf" ] || PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" \
     "$llama/model-text.gguf" --embd 2048 --layers 16 --ff 5632 --heads 16 --ctx 16384 --text-only
-  "$llama/new/build/bin/llama-server" -m "$llama/model-text.gguf" -md "$llama/model-text.gguf" -ngl 99 -ngld 99 \
-    --spec-type draft-simple --spec-draft-n-max 8 --spec-draft-n-min 1 --parallel 4 -c 16384 --metrics --port 8080 \
-    >"$out/llama-server-spec.log" 2>&1 &
-  pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
-  waitHealthy
+  serve "$out/llama-server-spec.log" "$llama/new/build/bin/llama-server" -m "$llama/model-text.gguf" \
+    -md "$llama/model-text.gguf" -ngl 99 -ngld 99 --spec-type draft-simple --spec-draft-n-max 8 --spec-draft-n-min 1 \
+    --parallel 4 -c 16384 --metrics
   rm -rf /tmp/w/spec
   cli run http://127.0.0.1:8080 --api completions --rate 2 --requests 20 --input-len 128 --output-len 128 \
     --gpus auto --out-dir /tmp/w/spec 2>&1 | tee "$out/spec.log"
