@@ -1,10 +1,10 @@
 import parsePrometheusTextFormat from 'parse-prometheus-text-format'
 import type { Dispatcher } from 'undici'
 import { poolFor } from '../common/base-url.ts'
-import { getOrCreate } from '../common/get-or-create.ts'
 import { maskedUrl } from '../common/masked-url.ts'
 import { cappedText } from './capped-text.ts'
-import type { GpuReadings, GpuRow } from './gpu-sampler.ts'
+import { GpuPeaks, type GpuReadings } from './gpu-peaks.ts'
+import type { GpuRow } from './gpu-sampler.ts'
 
 /**
  * A DCGM exporter's fields (among its default counters) and the metric each becomes: nvidia-smi's names, so the
@@ -54,8 +54,7 @@ export class DcgmSampler {
   readonly #nowMs: () => number
   readonly #write: (rows: GpuRow[]) => void
   readonly #timer: NodeJS.Timeout
-  readonly #peaks = new Map<string, Map<string, number>>()
-  readonly #impossible = new Set<string>()
+  readonly #peaks = new GpuPeaks()
   #busy = false
   #pending: Promise<void> = Promise.resolve()
   #polls = 0
@@ -92,17 +91,9 @@ export class DcgmSampler {
       .then(async (res) => {
         const { text } = await cappedText(res.body, MAX_BYTES)
         if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${text.trim().slice(0, 120)}`)
-        const rows = dcgmRows(text, t).filter(([, source, metric, value]) => {
-          if (value >= 0 && !(metric === 'gpu_utilization_pct' && value > 100)) return true
-          this.#impossible.add(`${source} ${metric} ${value}`)
-          return false
-        })
+        const rows = dcgmRows(text, t).filter(([, source, metric, value]) => this.#peaks.keep(source, metric, value))
         if (rows.length === 0) this.#answeredEmpty = true
-        for (const [, source, metric, value] of rows) {
-          const peaks = getOrCreate(this.#peaks, source, () => new Map<string, number>())
-          peaks.set(metric, Math.max(peaks.get(metric) ?? Number.NEGATIVE_INFINITY, value))
-        }
-        if (rows.length > 0) this.#write(rows)
+        else this.#write(rows)
       })
       .catch((err: unknown) => {
         this.#failed++
@@ -124,22 +115,13 @@ export class DcgmSampler {
     const why =
       this.#failed === this.#polls
         ? `${where} answered none of ${this.#polls} polls: ${this.#lastError ?? 'no answer'}`
-        : this.#peaks.size === 0
+        : this.#peaks.empty
           ? `${where} sent none of ${[...FIELDS.keys()].join(', ')}`
           : this.#failed > 0
             ? `${where} did not answer ${this.#failed} of ${this.#polls} polls: ${this.#lastError ?? ''}`
             : this.#answeredEmpty
               ? `${where} sent none of its GPU fields in some polls`
               : undefined
-    const impossible =
-      this.#impossible.size === 0
-        ? undefined
-        : `left out values that cannot be true: ${[...this.#impossible].slice(0, 4).join(', ')}`
-    const note = [why, impossible].filter((n) => n !== undefined).join('; ') || undefined
-    return {
-      source: maskedUrl(this.#url),
-      peaks: Object.fromEntries([...this.#peaks].map(([s, m]) => [s, Object.fromEntries(m)])),
-      note,
-    }
+    return this.#peaks.readings(maskedUrl(this.#url), why)
   }
 }

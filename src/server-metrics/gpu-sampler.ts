@@ -1,6 +1,6 @@
 import { execa, type ResultPromise } from 'execa'
-import { getOrCreate } from '../common/get-or-create.ts'
 import { descendantsOf } from '../common/process-tree.ts'
+import { GpuPeaks, type GpuReadings } from './gpu-peaks.ts'
 
 /** nvidia-smi's columns, in the order asked for, and the metric each becomes. */
 const QUERY = [
@@ -11,14 +11,6 @@ const QUERY = [
 ] as const
 
 export type GpuRow = [time: number, source: string, metric: string, value: number]
-
-/** What a run's GPU sampling found: where it read them, the peaks per gpuN, and why (not) everything was read. */
-export interface GpuReadings {
-  /** 'nvidia-smi', or the DCGM exporter's /metrics URL (its password masked). */
-  source: string
-  peaks: Record<string, Record<string, number>>
-  note: string | undefined
-}
 
 /** How long nvidia-smi gets to end after SIGTERM before its whole process group is killed. */
 const STOP_GRACE_MS = 1000
@@ -35,8 +27,7 @@ const STDERR_KEEP = 2000
 export class GpuSampler {
   readonly #process: ResultPromise
   readonly #gpus: ReadonlySet<number>
-  readonly #peaks = new Map<string, Map<string, number>>()
-  readonly #impossible = new Set<string>()
+  readonly #peaks = new GpuPeaks()
   #note: string | undefined
   #buffer = ''
   /** The poll the lines now arriving belong to: its time, and the GPUs it has given (a GPU again is the next poll). */
@@ -117,7 +108,7 @@ export class GpuSampler {
     if (cells.length !== QUERY.length || !/^\d+$/u.test(cells[0] as string)) return []
     const index = Number(cells[0])
     if (!this.#gpus.has(index)) {
-      this.#impossible.add(`gpu${index} (not asked for)`)
+      this.#peaks.leaveOut(`gpu${index} (not asked for)`)
       return []
     }
     const source = `gpu${index}`
@@ -126,13 +117,7 @@ export class GpuSampler {
       const value = Number(cells[i])
       // "[N/A]" and "[Not Supported]" are what nvidia-smi says of what it cannot read: left out, not zero
       if (metric === undefined || cells[i] === '' || !Number.isFinite(value)) return
-      if (value < 0 || (metric === 'gpu_utilization_pct' && value > 100)) {
-        this.#impossible.add(`${source} ${metric} ${value}`)
-        return
-      }
-      rows.push([t, source, metric, value])
-      const peaks = getOrCreate(this.#peaks, source, () => new Map<string, number>())
-      peaks.set(metric, Math.max(peaks.get(metric) ?? Number.NEGATIVE_INFINITY, value))
+      if (this.#peaks.keep(source, metric, value)) rows.push([t, source, metric, value])
     })
     return rows
   }
@@ -172,16 +157,7 @@ export class GpuSampler {
       signalGroup('SIGKILL')
     }
     this.#note ??= this.#why()
-    const impossible =
-      this.#impossible.size === 0
-        ? undefined
-        : `left out values that cannot be true: ${[...this.#impossible].slice(0, 4).join(', ')}`
-    const note = [this.#note, impossible].filter((n) => n !== undefined).join('; ') || undefined
-    return {
-      source: 'nvidia-smi',
-      peaks: Object.fromEntries([...this.#peaks].map(([s, m]) => [s, Object.fromEntries(m)])),
-      note,
-    }
+    return this.#peaks.readings('nvidia-smi', this.#note)
   }
 
   /** Why nothing (or not everything) was read, from how nvidia-smi ended and what it said. */
@@ -191,7 +167,7 @@ export class GpuSampler {
     if (exited?.enoent) return 'nvidia-smi not found: GPUs not sampled'
     if (exited !== undefined && exited.code !== 0 && exited.code !== undefined)
       return `nvidia-smi exited with code ${exited.code} during the run${said ? `: ${said}` : ''}`
-    if (this.#peaks.size === 0)
+    if (this.#peaks.empty)
       return this.#lines > 0
         ? `nvidia-smi gave no readable value (${this.#lines} lines, every field [N/A] or unreadable)`
         : `nvidia-smi printed nothing during the run${said ? `: ${said}` : ''}`

@@ -5,7 +5,8 @@ import { poolFor } from '../common/base-url.ts'
 import { getOrCreate } from '../common/get-or-create.ts'
 import { cappedText } from './capped-text.ts'
 import { DcgmSampler } from './dcgm-sampler.ts'
-import { type GpuReadings, type GpuRow, GpuSampler } from './gpu-sampler.ts'
+import type { GpuReadings } from './gpu-peaks.ts'
+import { type GpuRow, GpuSampler } from './gpu-sampler.ts'
 import { impossibleValue, routerValues, workerValues } from './metric-map.ts'
 
 /** Where one server's /metrics is read: a worker (SGLang, vLLM, llama.cpp) or the router's Prometheus port. */

@@ -1,4 +1,4 @@
-import type { GpuReadings } from './gpu-sampler.ts'
+import type { GpuReadings } from './gpu-peaks.ts'
 import type { MetricsSource, SampledRun, SourceOutcome } from './metrics-sampler.ts'
 
 /** Gauges that `toMeetSlo` gates as `peak_<name>` (e.g. `peak_num_queue_reqs: { max: 32 }`). */
