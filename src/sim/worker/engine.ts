@@ -160,10 +160,7 @@ export class SimEngine {
       const launchMs = this.#loopMs
       this.#loopMs = 0
       this.#busy = true
-      this.#virtualEndMs = Math.max(this.#virtualEndMs, dueMs - MAX_CATCH_UP_MS) + launchMs / this.#cfg.speed
-      const waitMs = this.#virtualEndMs - dueMs
-      if (waitMs <= 0) setImmediate(() => this.#startStep())
-      else setTimeout(() => this.#startStep(), waitMs)
+      this.#after(launchMs / this.#cfg.speed, dueMs, () => this.#startStep())
       return
     }
     // mixed (llama.cpp): the decoding requests' tokens and the prompt tokens that fit beside them, in one batch
@@ -172,7 +169,6 @@ export class SimEngine {
     const prefill = this.#prefillBatch(this.#cfg.chunkedPrefillSize - decoding.length)
     const decode = mixed ? decoding : prefill.length > 0 ? [] : this.#decodeBatch()
     if (prefill.length === 0 && decode.length === 0) {
-      this.#loopMs = 0
       const stalled = this.#running.some((r) => r.stalledUntilMs > performance.now())
       this.#busy = stalled
       // a stall is time the fault asked for, not time lost
@@ -189,24 +185,29 @@ export class SimEngine {
         this.#metrics?.observeQueueTime(startEpoch - req.waitEntryEpoch)
       }
     }
-    const durationMs = this.#stepMs(prefill, decode, this.#placeStep(prefill, decode)) / this.#cfg.speed
-    const virtualStart = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS)
-    this.#virtualEndMs = virtualStart + durationMs
-    // a timer waits a whole millisecond at least: a step the timeline says is already due (the timeline is behind,
-    // catching up) would lose that much each time, so it runs as soon as pending I/O has been read. A step due in
-    // less than a millisecond waits the timer's millisecond, and the timeline catches that up with the next ones.
+    const window = this.#cells === undefined ? 0 : this.#placeStep(this.#cells, prefill, decode)
+    this.#after(this.#stepMs(prefill, decode, window) / this.#cfg.speed, nowMs, () => this.#endStep(prefill, decode))
+  }
+
+  /**
+   * Runs `next` once the virtual timeline has moved on by `durationMs` from where it stands (no further back than the
+   * catch-up allowance before `nowMs`). A timer waits a whole millisecond at least: a step the timeline says is already
+   * due (the timeline is behind, catching up) would lose that much each time, so it runs as soon as pending I/O has
+   * been read. A step due in less than a millisecond waits the timer's millisecond, and the timeline catches that up
+   * with the next ones.
+   */
+  #after(durationMs: number, nowMs: number, next: () => void): void {
+    this.#virtualEndMs = Math.max(this.#virtualEndMs, nowMs - MAX_CATCH_UP_MS) + durationMs
     const waitMs = this.#virtualEndMs - nowMs
-    if (waitMs <= 0) setImmediate(() => this.#endStep(prefill, decode))
-    else setTimeout(() => this.#endStep(prefill, decode), waitMs)
+    if (waitMs <= 0) setImmediate(next)
+    else setTimeout(next, waitMs)
   }
 
   /**
    * Unified KV cache: the step's tokens put in their cells (the streams' first, then the prompts', as llama.cpp's
-   * server builds the batch), answering the window they attend over; without one, the cells the step holds.
+   * server builds the batch), answering the window they attend over.
    */
-  #placeStep(prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {
-    const tokens = prefill.reduce((acc, [, n]) => acc + n, 0)
-    if (this.#cells === undefined) return this.usedTokens + tokens + decode.length
+  #placeStep(cells: KvCells, prefill: Array<[SimRequest, number]>, decode: SimRequest[]): number {
     const placed: Array<readonly [number, number]> = []
     for (const r of decode) {
       const slot = this.#slotOf.get(r)
@@ -216,9 +217,10 @@ export class SimEngine {
       const slot = this.#slotOf.get(r)
       if (slot !== undefined) placed.push([slot.seq, n])
     }
-    return this.#cells.placeStep(placed)
+    return cells.placeStep(placed)
   }
 
+  /** The step's cost; `cells`, with a unified KV cache, is the window its tokens attend over. */
   #stepMs(prefill: Array<[SimRequest, number]>, decode: SimRequest[], cells: number): number {
     const p = this.#cfg.profile
     const tokens = prefill.reduce((acc, [, n]) => acc + n, 0)
