@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
 import type { BenchOptions } from '../src/index.ts'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
-import { percentileSorted } from '../src/summarise/percentile.ts'
+import { percentileSorted } from '../src/summarise/statistics.ts'
 import { isolateCpus } from './cpu-isolation.ts'
 
 /** What bench-child.ts prints. */

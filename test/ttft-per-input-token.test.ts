@@ -6,7 +6,7 @@ import { parse } from 'csv-parse/sync'
 import { expect, test } from 'vitest'
 import { historyRow } from '../src/history/history-store.ts'
 import { readRunFolder } from '../src/load/run-folder-reader.ts'
-import { percentileSorted } from '../src/summarise/percentile.ts'
+import { percentileSorted } from '../src/summarise/statistics.ts'
 import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 

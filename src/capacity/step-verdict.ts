@@ -1,11 +1,10 @@
 import { linearRegression } from 'simple-statistics'
 import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
-import { SeededRandom } from '../common/seeded-random.ts'
 import { holds, perRequestLimits, runFigure } from '../slo/evaluate-slo.ts'
 import { type Objective, requiredSamples } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { KEEP_UP_FRACTION, queueOutgrew } from '../summarise/keep-up.ts'
-import { percentileSorted } from '../summarise/percentile.ts'
+import { bootstrapInterval, percentileName, percentileSorted, wilson, zFor } from '../summarise/statistics.ts'
 
 /**
  * How an objective came out at one rate: `pass` only when its confidence interval lies wholly within the
@@ -48,45 +47,6 @@ export interface VerdictOptions {
 }
 
 const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
-const DEFAULT_ROUNDS = 400
-
-/** The normal quantile for a two-sided `confidence`: the five levels the search accepts (others get 95 %'s). */
-function zFor(confidence: number): number {
-  const table: Record<string, number> = { '0.8': 1.2816, '0.9': 1.6449, '0.95': 1.96, '0.98': 2.3263, '0.99': 2.5758 }
-  return table[String(confidence)] ?? 1.96
-}
-
-/** Wilson's score interval for a fraction: honest at 0 and 1, where the normal approximation is not. */
-export function wilson(successes: number, n: number, confidence: number): [number, number] {
-  if (n === 0) return [0, 1]
-  const z = zFor(confidence)
-  const p = successes / n
-  const denom = 1 + (z * z) / n
-  const centre = (p + (z * z) / (2 * n)) / denom
-  const half = (z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / denom
-  return [Math.max(0, centre - half), Math.min(1, centre + half)]
-}
-
-/** A percentile's bootstrap percentile interval (seeded by the sample size: the same rows give the same bounds). */
-export function bootstrapInterval(
-  values: Float64Array,
-  p: number,
-  confidence: number,
-  rounds = DEFAULT_ROUNDS,
-): [number, number] {
-  const n = values.length
-  if (n < 2) return [values[0] ?? Number.NaN, values[0] ?? Number.NaN]
-  const random = new SeededRandom(n)
-  const stats = new Float64Array(rounds)
-  const sample = new Float64Array(n)
-  for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < n; i++) sample[i] = values[random.int(0, n - 1)] as number
-    stats[r] = percentileSorted(sample.sort(), p)
-  }
-  stats.sort()
-  const tail = ((1 - confidence) / 2) * 100
-  return [percentileSorted(stats, tail), percentileSorted(stats, 100 - tail)]
-}
 
 /** pass / fail / undecided from an interval: decided only when the whole interval is on one side of the limit. */
 function decide(o: Objective, lower: number, upper: number): Verdict {
@@ -97,14 +57,13 @@ function decide(o: Objective, lower: number, upper: number): Verdict {
 
 /** `ttft p99`, `tpot p(95)`, `success_rate min`: the objective as the spec named it. */
 const label = (o: Objective): string => {
-  const named: Record<number, string> = { 50: 'p50', 90: 'p90', 95: 'p95', 99: 'p99', 99.9: 'p999' }
   const how =
     o.aggregation === 'rate'
       ? o.comparator.startsWith('>')
         ? 'min'
         : 'max'
       : o.percentile !== undefined
-        ? (named[o.percentile] ?? `p(${o.percentile})`)
+        ? percentileName(o.percentile)
         : o.aggregation
   return `${o.field} ${how}`
 }

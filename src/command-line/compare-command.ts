@@ -4,11 +4,10 @@ import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/colum
 import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
 import { COMPARED_METRICS, shownValue, unitOf } from '../common/metric-registry.ts'
 import { redact } from '../common/redact.ts'
-import { SeededRandom } from '../common/seeded-random.ts'
 import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
 import { chartPage, escapeHtml as esc, PALETTE, svgChart } from '../report/svg-chart.ts'
 import { cacheStateDifference } from '../summarise/cache-state.ts'
-import { percentileSorted } from '../summarise/percentile.ts'
+import { percentileDifference, percentileSorted } from '../summarise/statistics.ts'
 import { workloadDifferences } from '../summarise/workload-differences.ts'
 import { type Flags, flagHelp, parseFlags } from './flags.ts'
 
@@ -48,7 +47,6 @@ Example:
 // the registry's compared metrics (ttfo: where both runs have it); a field a run lacks is left out
 const FIELDS = COMPARED_METRICS
 const PERCENTILES = [50, 90, 99] as const
-const ROUNDS = 400
 export interface MetricChange {
   metric: string
   base: number
@@ -70,24 +68,6 @@ function values(run: RunFolder, field: string): Float64Array {
   return run.table.known(field as NumericColumn, { scale: fieldScale(field) }).sort()
 }
 
-/** Above this many rows in the two runs together, the bootstrap draws each resample's percentile directly. */
-const LARGE_RUN = 20_000
-
-/**
- * The p-th percentile of one bootstrap resample of `sorted`, drawn without making the resample: a resample's k-th
- * order statistic is the empirical distribution's quantile at a Beta(k, n − k + 1) level, which for the thousands
- * of rows this serves is normal with that Beta's mean and spread. A million-row run's interval then costs 400
- * draws, not 400 sorts of a million.
- */
-function resampledPercentile(sorted: Float64Array, p: number, random: SeededRandom): number {
-  const n = sorted.length
-  const k = ((n - 1) * p) / 100 + 1
-  const mean = k / (n + 1)
-  const sd = Math.sqrt((k * (n - k + 1)) / ((n + 1) ** 2 * (n + 2)))
-  const level = Math.min(1, Math.max(0, mean + sd * random.normal()))
-  return percentileSorted(sorted, level * 100)
-}
-
 /** The percentile's change from `a` to `b`, its bootstrap interval (seeded), and the verdict (lower is better). */
 export function percentileChange(
   a: Float64Array,
@@ -96,25 +76,9 @@ export function percentileChange(
   metric: string,
   minEffect = COMPARE_MIN_EFFECT,
 ): MetricChange {
-  const random = new SeededRandom(a.length * 7919 + b.length)
-  const diffs = new Float64Array(ROUNDS)
-  if (a.length + b.length > LARGE_RUN) {
-    // a resample's percentile drawn directly (see resampledPercentile): O(1) a round, not a sort of every row
-    for (let r = 0; r < ROUNDS; r++) diffs[r] = resampledPercentile(b, p, random) - resampledPercentile(a, p, random)
-  } else {
-    const sa = new Float64Array(a.length)
-    const sb = new Float64Array(b.length)
-    for (let r = 0; r < ROUNDS; r++) {
-      for (let i = 0; i < a.length; i++) sa[i] = a[random.int(0, a.length - 1)] as number
-      for (let i = 0; i < b.length; i++) sb[i] = b[random.int(0, b.length - 1)] as number
-      diffs[r] = percentileSorted(sb.sort(), p) - percentileSorted(sa.sort(), p)
-    }
-  }
-  diffs.sort()
+  const { lower, upper } = percentileDifference(a, b, p)
   const base = percentileSorted(a, p)
   const value = percentileSorted(b, p)
-  const lower = percentileSorted(diffs, 2.5)
-  const upper = percentileSorted(diffs, 97.5)
   const relative = base === 0 ? (value === 0 ? 0 : Number.POSITIVE_INFINITY) : (value - base) / base
   const beyondNoise = lower > 0 || upper < 0
   return {

@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url'
 import { InvalidOptionError, LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { RATE_METRICS, type SloSpec } from '../slo/slo-spec.ts'
+import { NAMED_PERCENTILES } from '../summarise/statistics.ts'
 import { type Flag, type Flags, type FlagValues, flagHelp, parseFlags } from './flags.ts'
 
 /** What a run flag's `set` may use: the options being built, every flag's value, and where problems go. */
@@ -397,11 +398,7 @@ const BACKENDS: Record<string, 'generate' | 'completions' | 'chat'> = {
 }
 
 const AGGREGATIONS: Record<string, string> = {
-  p50: 'p(50)',
-  p90: 'p(90)',
-  p95: 'p(95)',
-  p99: 'p(99)',
-  p999: 'p(99.9)',
+  ...Object.fromEntries(Object.entries(NAMED_PERCENTILES).map(([name, p]) => [name, `p(${p})`])),
   mean: 'avg',
   avg: 'avg',
   med: 'med',

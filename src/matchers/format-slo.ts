@@ -6,7 +6,7 @@ import { readMetricsSeries } from '../server-metrics/series-from-rows.ts'
 import { fieldValues, goodputUnjudgeable, type ObjectiveResult, type SloEvaluation } from '../slo/evaluate-slo.ts'
 import { type Objective, objectiveLabel } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
-import { percentileSorted } from '../summarise/percentile.ts'
+import { percentileSorted } from '../summarise/statistics.ts'
 import { workerAt } from '../summarise/worker-at.ts'
 
 const MS = new Set<string>(DURATION_COLUMNS)

@@ -5,7 +5,7 @@ import type { MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import type { BenchSummary } from '../summarise/bench-run.ts'
 import { levelsOnGrid, spansOf } from '../summarise/concurrency.ts'
-import { percentileSorted } from '../summarise/percentile.ts'
+import { percentileSorted } from '../summarise/statistics.ts'
 import { workerAt } from '../summarise/worker-at.ts'
 
 export const REPORT_METRICS = CHARTED_METRICS as readonly NumericColumn[]

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { stripVTControlCharacters } from 'node:util'
 import { expect, test, vi } from 'vitest'
 import { matchers } from '../matchers/matchers.ts'
-import { bootstrapNoise, compareToBaseline } from './baseline.ts'
+import { compareToBaseline } from './baseline.ts'
 import { syntheticRun } from './synthetic-run.ts'
 
 expect.extend(matchers)
@@ -12,13 +12,6 @@ expect.extend(matchers)
 const runWith = (scale: number) =>
   syntheticRun(Array.from({ length: 200 }, (_, i) => ({ ttftS: ((((i * 37) % 200) + 1) * scale) / 1000 })))
 const regression = { ttft: { p99: 10 } }
-
-test('bootstrap noise of a percentile: zero for constant samples, positive otherwise, the same each time', () => {
-  expect(bootstrapNoise(Array(100).fill(5), 99)).toBe(0)
-  const values = Array.from({ length: 200 }, (_, i) => i)
-  expect(bootstrapNoise(values, 99)).toBeGreaterThan(0)
-  expect(bootstrapNoise(values, 99)).toBe(bootstrapNoise(values, 99))
-})
 
 test('a missing baseline is written outside CI; in CI it is an error that says how to make one', () => {
   const path = join(mkdtempSync(join(tmpdir(), 'baseline-')), 'perf', 'node.json')

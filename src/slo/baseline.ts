@@ -3,9 +3,8 @@ import { dirname, resolve } from 'node:path'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
-import { SeededRandom } from '../common/seeded-random.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
-import { percentileSorted } from '../summarise/percentile.ts'
+import { bootstrapSpread, NAMED_PERCENTILES, percentileSorted } from '../summarise/statistics.ts'
 import { workloadDifferences } from '../summarise/workload-differences.ts'
 import { fieldValues } from './evaluate-slo.ts'
 import type { RegressionSpec } from './slo-spec.ts'
@@ -30,26 +29,10 @@ export interface RegressionResult {
   pass: boolean
 }
 
-const PERCENTILE: Record<string, number> = { p50: 50, p90: 90, p95: 95, p99: 99, p999: 99.9 }
-const BOOTSTRAP_ROUNDS = 200
+const PERCENTILE: Record<string, number> = NAMED_PERCENTILES
+/** The rounds every baseline file's noise was measured with: a baseline written before reads alike. */
+const NOISE_ROUNDS = 200
 export const UPDATE_BASELINE_ENV = 'LLM_PERF_UPDATE_BASELINE'
-
-/**
- * Run-to-run noise of a percentile: the standard deviation of that percentile over bootstrap resamples
- * of the run's own samples (seeded, so the same run gives the same noise).
- */
-export function bootstrapNoise(values: ArrayLike<number>, p: number, rounds = BOOTSTRAP_ROUNDS): number {
-  if (values.length < 2) return 0
-  const random = new SeededRandom(values.length)
-  const stats: number[] = []
-  const sample = new Float64Array(values.length)
-  for (let r = 0; r < rounds; r++) {
-    for (let i = 0; i < values.length; i++) sample[i] = values[random.int(0, values.length - 1)] as number
-    stats.push(percentileSorted(sample.sort(), p))
-  }
-  const mean = stats.reduce((a, b) => a + b, 0) / stats.length
-  return Math.sqrt(stats.reduce((a, b) => a + (b - mean) ** 2, 0) / stats.length)
-}
 
 function measure(run: BenchRun, spec: RegressionSpec): BaselineFile['metrics'] {
   const out: BaselineFile['metrics'] = {}
@@ -66,7 +49,7 @@ function measure(run: BenchRun, spec: RegressionSpec): BaselineFile['metrics'] {
       if (values.length > 0)
         out[`${field}.${key}`] = {
           value: percentileSorted(sorted, p),
-          noise: bootstrapNoise(values, p),
+          noise: bootstrapSpread(values, p, NOISE_ROUNDS),
           n: values.length,
         }
     }

@@ -2,7 +2,7 @@ import { fieldScale, NUMERIC_COLUMNS, type NumericColumn } from '../common/colum
 import { InvalidThresholdError } from '../common/errors.ts'
 import type { RecordTable } from '../record/record-table.ts'
 import type { BenchRun, BenchSummary } from '../summarise/bench-run.ts'
-import { percentileSorted } from '../summarise/percentile.ts'
+import { percentileSorted } from '../summarise/statistics.ts'
 import { type Verdict, verdict } from '../summarise/verdict.ts'
 import {
   normalizeSpec,

@@ -2,6 +2,7 @@ import { closest } from 'fastest-levenshtein'
 import { NUMERIC_COLUMNS } from '../common/columns.ts'
 import { InvalidThresholdError } from '../common/errors.ts'
 import { type DurationObjectives, RATE_METRICS, type RateObjectives, type SloSpec } from '../options/slo-options.ts'
+import { NAMED_PERCENTILES } from '../summarise/statistics.ts'
 
 export {
   type DurationObjectives,
@@ -33,7 +34,6 @@ export interface Objective {
 
 const K6 = /^\s*(avg|min|med|max|rate|value|p\((\d+(?:\.\d+)?)\))\s*(<=|>=|<|>)\s*(-?\d+(?:\.\d+)?)\s*$/u
 const DURATION_AGGREGATIONS = 'avg, min, med, max, p(N)'
-const PERCENTILE_KEYS: Record<string, number> = { p50: 50, p90: 90, p95: 95, p99: 99, p999: 99.9 }
 
 /** Parses one k6 threshold string for `field`, rejecting aggregations the metric type does not support. */
 export function parseThreshold(field: string, text: string): Objective {
@@ -147,7 +147,7 @@ function fieldObjectives(field: string, value: DurationObjectives | RateObjectiv
       })
       continue
     }
-    const percentile = PERCENTILE_KEYS[key]
+    const percentile = NAMED_PERCENTILES[key as keyof typeof NAMED_PERCENTILES]
     if (percentile === undefined && key !== 'mean' && key !== 'max')
       throw new InvalidThresholdError(
         `Unsupported objective '${key}' for ${field} (a duration): supported: p50, p90, p95, p99, p999, ` +

@@ -1,5 +1,5 @@
 import { max, mean, min, standardDeviation } from 'simple-statistics'
-import { percentileSorted } from './percentile.ts'
+import { percentileSorted } from './statistics.ts'
 
 /** A metric's distribution; values in the unit they were given (ms in summaries). */
 export interface Distribution {
