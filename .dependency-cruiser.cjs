@@ -15,10 +15,13 @@ const LAYERS = [
   'server-metrics',
   'summarise',
   'slo',
+  'executors',
+  // the load engine plans, drives and summarises a run; it writes no report and records no history
+  'load',
   'report',
   'history',
-  'executors',
-  'load',
+  // a run as a pipeline: plan → load → summarise, then the outputs (files, history, the line) told of it
+  'run',
   'capacity',
   'matchers',
   'launch',

@@ -24,7 +24,6 @@ export {
   SloUnjudgeableError,
 } from './common/errors.ts'
 export type { BenchOptions } from './executors/bench-options-schema.ts'
-export { benchRequests } from './load/bench-requests.ts'
 export type { BenchTarget } from './load/bench-target.ts'
 export type { DatasetOptions } from './options/dataset-options.ts'
 export type { ProgressSnapshot } from './options/progress-snapshot.ts'
@@ -32,6 +31,7 @@ export { type LaunchedTopology, launchTopology } from './plugin/launch-topology.
 export type { LlmPerfContext } from './plugin/provided-context.ts'
 export { inject, test } from './plugin/test-api.ts'
 export type { RequestRecord } from './record/request-record.ts'
+export { benchRequests } from './run/bench-requests.ts'
 export type { SloOptions } from './slo/evaluate-slo.ts'
 export { evaluateSlo } from './slo/evaluate-slo.ts'
 export type { DurationObjectives, RateObjectives, SloSpec } from './slo/slo-spec.ts'

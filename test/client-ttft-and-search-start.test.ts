@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
-import { benchRequests } from '../src/load/bench-requests.ts'
+import { benchRequests } from '../src/run/bench-requests.ts'
 import { cli, ROOMY_CLIENT } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 

@@ -6,7 +6,7 @@ import { join } from 'node:path'
 import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
-import { benchRequests } from '../src/load/bench-requests.ts'
+import { benchRequests } from '../src/run/bench-requests.ts'
 import { bin, cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 

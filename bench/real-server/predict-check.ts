@@ -18,8 +18,8 @@ import { startProfileWorker } from '../../src/calibrate/profile-worker.ts'
 import { findCapacity } from '../../src/capacity/find-capacity.ts'
 import { poolFor } from '../../src/common/base-url.ts'
 import type { BenchOptions } from '../../src/executors/bench-options-schema.ts'
-import { benchRequests } from '../../src/load/bench-requests.ts'
 import { probeCacheState } from '../../src/load/server-probe.ts'
+import { benchRequests } from '../../src/run/bench-requests.ts'
 import type { BenchRun } from '../../src/summarise/bench-run.ts'
 
 const [profile, state, outArg, dashdash, serverBin, ...serverArgs] = process.argv.slice(2)

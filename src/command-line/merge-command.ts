@@ -1,6 +1,6 @@
 import { resolve } from 'node:path'
 import { InvalidOptionError } from '../common/errors.ts'
-import { mergeRuns } from '../load/merge-runs.ts'
+import { mergeRuns } from '../run/merge-runs.ts'
 import { type Flags, flagHelp, parseFlags } from './flags.ts'
 
 const MERGE_FLAGS = {

@@ -6,7 +6,7 @@ import { execa } from 'execa'
 import { afterAll, beforeAll, expect, test } from 'vitest'
 import { startSimWorker } from '../../../test/helpers/sim.ts'
 import type { StartedServer } from '../../launch/started-server.ts'
-import { benchRequests } from '../../load/bench-requests.ts'
+import { benchRequests } from '../../run/bench-requests.ts'
 import { validateBenchOptions } from '../bench-options-schema.ts'
 import { rampRate, rampSchedule } from './ramp-schedule.ts'
 

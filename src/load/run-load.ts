@@ -1,41 +1,31 @@
 import { randomBytes } from 'node:crypto'
 import { join, resolve } from 'node:path'
-import { ArtifactWriteError } from '../common/artifact-file.ts'
+import type { ArtifactWriteError } from '../common/artifact-file.ts'
 import { epochNowMs, originAt, startRunClock } from '../common/clock.ts'
 import { InvalidOptionError, InvalidThresholdError } from '../common/errors.ts'
 import { describeValue } from '../common/format-issues.ts'
-import { databaseUrlProblem, maskedUrl, urlPassword } from '../common/masked-url.ts'
+import { maskedUrl, urlPassword } from '../common/masked-url.ts'
 import { PACKAGE_VERSION } from '../common/package-version.ts'
-import { addSecrets, redact, redactError, secretHeaders, unmaskable } from '../common/redact.ts'
+import { addSecrets, secretHeaders, unmaskable } from '../common/redact.ts'
 import { type BenchOptions, type ValidatedOptions, validateBenchOptions } from '../executors/bench-options-schema.ts'
 import { datasetInputs } from '../executors/dataset-inputs.ts'
 import type { LoadPlan } from '../executors/executor.ts'
 import { executorFor, scheduleFor } from '../executors/registry.ts'
-import { gitLabels } from '../history/git-labels.ts'
-import { historyDbOf } from '../history/history-store.ts'
-import { recordRun } from '../history/open-history.ts'
-import { isPostgresUrl } from '../history/postgres-history.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import { runFileTexts } from '../report/run-files.ts'
+import type { BodyOptions } from '../send/request-body.ts'
 import { localGpus } from '../server-metrics/local-gpus.ts'
-import { MetricsSampler } from '../server-metrics/metrics-sampler.ts'
+import { MetricsSampler, type MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
 import { summariseServerMetrics } from '../server-metrics/server-metrics-summary.ts'
-import {
-  goodput,
-  goodputUnjudgeable,
-  invalidRun,
-  limitsOffWarning,
-  REFUSED_FROM_THE_START,
-} from '../slo/evaluate-slo.ts'
+import { goodput, goodputUnjudgeable, limitsOffWarning, REFUSED_FROM_THE_START } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchRun, type BenchSummary, benchRun, type RunContext } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
-import { type BenchTarget, resolveTarget } from './bench-target.ts'
+import { type BenchTarget, type ResolvedTarget, resolveTarget } from './bench-target.ts'
 import { failureHooks } from './failure-schedule.ts'
-import { claimRunFolder, prepareRunFolder, runFile, writeClosingFiles } from './run-folder.ts'
+import { claimRunFolder, prepareRunFolder, runFile } from './run-folder.ts'
 import { runShards, shareOf } from './run-shards.ts'
 import { runSizeProblem } from './run-size.ts'
 import { SaturationWatch } from './saturation-watch.ts'
@@ -52,14 +42,13 @@ const SECRET_FIELD = /key|token|secret|password|passwd|auth|credential/iu
 const LATE_START_MS = 50
 
 /**
- * Drives open-loop load at `target` and records one row per request. Options are validated before any
- * socket opens; a failing server becomes failed rows, never an exception. A file that cannot be written ends
- * the run with an `ArtifactWriteError` naming it, its `run` holding every row. Every error is redacted.
+ * The credentials in options as given, before they are checked: masked in every line and file from here on (an
+ * error about the options themselves included).
  */
-export async function benchRequests(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
+export function optionSecrets(options: BenchOptions): Array<string | undefined> {
   const raw = (options ?? {}) as { apiKey?: unknown; headers?: unknown }
   const extra = (options as { extraBody?: unknown } | undefined)?.extraBody
-  const secrets = [
+  return [
     typeof raw.apiKey === 'string' ? raw.apiKey : undefined,
     ...(typeof extra === 'object' && extra !== null
       ? Object.entries(extra).flatMap(([k, v]) => (SECRET_FIELD.test(k) && typeof v === 'string' ? [v] : []))
@@ -70,16 +59,33 @@ export async function benchRequests(target: BenchTarget, options: BenchOptions):
     // a shared history's URL carries its password: summary.json records the option, masked
     urlPassword((options as { history?: { db?: unknown } } | undefined)?.history?.db),
   ]
-  addSecrets(secrets)
-  try {
-    return await runBench(target, options)
-  } catch (err) {
-    throw redactError(err)
-  }
 }
 
-async function runBench(target: BenchTarget, options: BenchOptions): Promise<BenchRun> {
-  const opts = validateEverything(target, options)
+/** A run planned: its options checked, its folder made ready, its requests and their times, what to say of them. */
+export interface PlannedRun {
+  target: BenchTarget
+  opts: ValidatedOptions
+  where: ResolvedTarget
+  headers: Record<string, string>
+  outDir: string
+  plan: LoadPlan
+  timeline: ValidatedOptions['timeline']
+  runId: string
+  /** What the run says in summary.json's warnings: the plan's, then the load's as they happen. */
+  warnings: string[]
+}
+
+/**
+ * The first stage: the options, the SLO, the failure schedule and the target checked together (with `more`, the
+ * problems an output finds in its own options), the folder made ready, and the load mode's requests and their
+ * times. Nothing is sent.
+ */
+export async function planRun(
+  target: BenchTarget,
+  options: BenchOptions,
+  more: (opts: ValidatedOptions) => string[] = () => [],
+): Promise<PlannedRun> {
+  const opts = validateEverything(target, options, more)
   const where = resolveTarget(target)
   const headers = { ...opts.headers, ...(opts.apiKey === undefined ? {} : { authorization: `Bearer ${opts.apiKey}` }) }
   const outDir = resolve(
@@ -103,7 +109,7 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     schedule: scheduleFor(opts),
     server,
   })
-  const { dataset, tokenizer, inexactPrompts, illFormedPrompts, arrivalsS } = plan
+  const { tokenizer, inexactPrompts, illFormedPrompts, arrivalsS } = plan
   if (opts.stopOnSaturation && !Number.isFinite(plan.targetRate))
     throw new InvalidOptionError('benchRequests options', [
       '`stopOnSaturation`: expected an open-loop run (a rate, a ramp or a trace: arrivals on a schedule), got ' +
@@ -114,13 +120,8 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     ...opts.timeline,
     ...(opts.failures === undefined ? [] : failureHooks(opts.failures, target, arrivalsS[arrivalsS.length - 1] ?? 0)),
   ]
-  const runId = randomBytes(4).toString('hex')
   addSecrets(where.secrets)
-  const pool = targetPool(where.url, plan.maxInFlight)
   const warnings: string[] = []
-  let sampler: MetricsSampler | undefined
-  let watch: SaturationWatch | undefined
-  const hooks = new TimelineRunner()
   if (tokenizer.kind === 'words') warnings.push(`prompt lengths are words, not tokens: ${tokenizer.source}`)
   for (const secret of [opts.apiKey, ...secretHeaders(opts.headers)]) {
     const why = secret === undefined ? undefined : unmaskable(secret)
@@ -140,6 +141,40 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
       `${illFormedPrompts} prompts hold lone surrogates (text that is not valid UTF-16): they reach the server with ` +
         'each one replaced by U+FFFD',
     )
+  return { target, opts, where, headers, outDir, plan, timeline, runId: randomBytes(4).toString('hex'), warnings }
+}
+
+/** What the load stage hands the summary: the rows and everything measured around them. */
+export interface LoadedRun {
+  table: RecordTable
+  csv: CsvWriter
+  sources: ReturnType<typeof metricsSources>
+  sampler: MetricsSampler | undefined
+  sampled: Awaited<ReturnType<MetricsSampler['stop']>> | undefined
+  result: Awaited<ReturnType<typeof runShards>>
+  clock: ReturnType<typeof startRunClock>
+  threads: number
+  lateStartMs: number | undefined
+  saturated: SaturationWatch['stopped']
+  events: TimelineRunner['events']
+  body: BodyOptions
+  serverInfo: Awaited<ReturnType<typeof probeServerInfo>>
+  cacheState: Awaited<ReturnType<typeof probeCacheState>> | undefined
+  warmup: Awaited<ReturnType<typeof runWarmup>>
+}
+
+/**
+ * The second stage: the server probed, the warm-up sent, then every request from the load threads at its time,
+ * each row written to requests.csv as it finishes, the server's metrics sampled meanwhile. Every connection, timer
+ * and sampler it opens is closed when it returns or throws.
+ */
+export async function runLoad(p: PlannedRun): Promise<LoadedRun> {
+  const { target, opts, where, headers, outDir, plan, timeline, runId, warnings } = p
+  const { dataset, arrivalsS } = plan
+  const pool = targetPool(where.url, plan.maxInFlight)
+  let sampler: MetricsSampler | undefined
+  let watch: SaturationWatch | undefined
+  const hooks = new TimelineRunner()
   try {
     const [serverInfo, model] = await Promise.all([
       probeServerInfo(pool, opts.signal),
@@ -251,110 +286,23 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
     if (refusing.signal.aborted) warnings.push(`stopped early: ${(refusing.signal.reason as Error).message}`)
     warnings.push(...(await hooks.failures()))
     await csv.close()
-    const figures = summariseRun({
+    return {
       table,
-      targetRate: plan.targetRate,
-      waitedForSlot: result.waitedForSlot,
-      chat: opts.api === 'chat',
-      eventLoopDelayMs: result.eventLoopDelayMs,
-    })
-    const startedAt = new Date(clock.startEpochS * 1000).toISOString()
-    const fragment = plan.summary(table)
-    const context: RunContext = {
-      name: opts.name,
-      started_at: startedAt,
-      seed: opts.seed,
-      options: describeOptions(opts, plan),
-      package_version: PACKAGE_VERSION,
-      target: target.name === undefined ? where.display : `${target.name} (${where.display})`,
-      server_info: serverInfo,
-      server_cache_state: cacheState ?? null,
-      clock: where.sameHost
-        ? {
-            shared: true,
-            note: 'client and server run on one host and share its clock: mixed client/server formulas hold',
-          }
-        : {
-            shared: false,
-            note:
-              'the server runs on another host: formulas mixing client and server times hold only if the clocks ' +
-              'are synchronised',
-          },
+      csv,
+      sources,
+      sampler,
+      sampled,
+      result,
+      clock,
+      threads,
+      lateStartMs,
+      saturated: watch?.stopped,
+      events: hooks.events,
+      body,
+      serverInfo,
+      cacheState,
       warmup,
-      tokenizer: {
-        kind: tokenizer.kind,
-        source: tokenizer.source,
-        special_tokens: tokenizer.specialTokens,
-        prompts_as: dataset.promptsAs,
-      },
-      warnings,
-      load: {
-        processes: threads,
-        shard: opts.shard ?? null,
-        start_epoch_ms: Math.round(clock.startEpochS * 1000),
-        receive_busy: result.receiveBusy,
-        ...fragment.load,
-        ...(lateStartMs === undefined ? {} : { late_start_ms: lateStartMs }),
-        ...(watch?.stopped === undefined
-          ? {}
-          : { saturated: { at_s: Number(watch.stopped.atS.toFixed(2)), reason: watch.stopped.reason } }),
-      },
-      goodput: null,
-      trace: fragment.trace,
-      conversations: fragment.conversations,
-      // the failure schedule's steps as they happened, for the report's time axes
-      ...(hooks.events.length === 0 ? {} : { events: hooks.events }),
-      server_metrics: sampled === undefined ? null : summariseServerMetrics(sources, sampled, opts.metricsIntervalMs),
     }
-    const summary: BenchSummary = { ...figures, ...context }
-    const off = limitsOffWarning(summary)
-    if (off !== undefined) warnings.push(off)
-    if (opts.slo !== undefined) {
-      const judged = benchRun(table, summary, { csv: csv.path, json: '' })
-      const objectives = normalizeSpec(opts.slo as SloSpec)
-      // unknown is empty, never zero: a limit on a field nobody reported leaves goodput unknown, and says why
-      const unknown = goodputUnjudgeable(judged, objectives)
-      if (unknown !== undefined) warnings.push(unknown)
-      else {
-        const gp = goodput(judged, objectives)
-        summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
-      }
-    }
-    const json = runFile(outDir, 'summary.json')
-    const html = runFile(outDir, 'report.html')
-    const failure = writeClosingFiles(
-      runFileTexts(
-        outDir,
-        table,
-        summary,
-        sampled === undefined || sampled.gpuRows.length === 0
-          ? sampled?.series
-          : seriesFromRows([...rowsOf(sampled.series), ...sampled.gpuRows]),
-      ),
-      [csv.failure, sampled?.writeFailure],
-    )
-    const run = benchRun(table, summary, {
-      csv: csv.path,
-      json,
-      html,
-      ...(sampler === undefined ? {} : { serverMetrics: sampler.path }),
-    })
-    if (failure !== undefined) {
-      // the rows are whole in memory: the caller still gets them, with the file that could not be written
-      failure.run = run
-      throw failure
-    }
-    // a valid run joins the history: an invalid one says nothing about the server
-    if (opts.history !== false && invalidRun(summary) === undefined)
-      try {
-        await recordRun({ dir: outDir, summary, table }, opts.history === true ? {} : opts.history, gitLabels)
-      } catch (err) {
-        const e = new ArtifactWriteError(historyDbOf(opts.history), err)
-        e.run = run
-        throw e
-      }
-    if (!opts.quiet) process.stderr.write(redact(`${resultLine(summary)} → ${outDir}\n`))
-    return run
   } finally {
     hooks.stop()
     watch?.stop()
@@ -363,11 +311,118 @@ async function runBench(target: BenchTarget, options: BenchOptions): Promise<Ben
   }
 }
 
+/** A run summarised: what every output reads. */
+export interface FinishedRun {
+  run: BenchRun
+  /** The run's folder. */
+  dir: string
+  opts: ValidatedOptions
+  /** The server's metrics over time, for report.html (none where not sampled). */
+  series: MetricsSeries | undefined
+  /** Files the load could not write (requests.csv, server-metrics.csv): the run's files still say what they can. */
+  failures: ReadonlyArray<ArtifactWriteError | undefined>
+}
+
+/** The third stage: the rows and what was measured around them as summary.json's figures, judged by the SLO. */
+export function summariseLoad(p: PlannedRun, l: LoadedRun): FinishedRun {
+  const { target, opts, where, outDir, plan, warnings } = p
+  const { table, csv, sampled, result, clock } = l
+  const figures = summariseRun({
+    table,
+    targetRate: plan.targetRate,
+    waitedForSlot: result.waitedForSlot,
+    chat: opts.api === 'chat',
+    eventLoopDelayMs: result.eventLoopDelayMs,
+  })
+  const startedAt = new Date(clock.startEpochS * 1000).toISOString()
+  const fragment = plan.summary(table)
+  const context: RunContext = {
+    name: opts.name,
+    started_at: startedAt,
+    seed: opts.seed,
+    options: describeOptions(opts, plan),
+    package_version: PACKAGE_VERSION,
+    target: target.name === undefined ? where.display : `${target.name} (${where.display})`,
+    server_info: l.serverInfo,
+    server_cache_state: l.cacheState ?? null,
+    clock: where.sameHost
+      ? {
+          shared: true,
+          note: 'client and server run on one host and share its clock: mixed client/server formulas hold',
+        }
+      : {
+          shared: false,
+          note:
+            'the server runs on another host: formulas mixing client and server times hold only if the clocks ' +
+            'are synchronised',
+        },
+    warmup: l.warmup,
+    tokenizer: {
+      kind: plan.tokenizer.kind,
+      source: plan.tokenizer.source,
+      special_tokens: plan.tokenizer.specialTokens,
+      prompts_as: plan.dataset.promptsAs,
+    },
+    warnings,
+    load: {
+      processes: l.threads,
+      shard: opts.shard ?? null,
+      start_epoch_ms: Math.round(clock.startEpochS * 1000),
+      receive_busy: result.receiveBusy,
+      ...fragment.load,
+      ...(l.lateStartMs === undefined ? {} : { late_start_ms: l.lateStartMs }),
+      ...(l.saturated === undefined
+        ? {}
+        : { saturated: { at_s: Number(l.saturated.atS.toFixed(2)), reason: l.saturated.reason } }),
+    },
+    goodput: null,
+    trace: fragment.trace,
+    conversations: fragment.conversations,
+    // the failure schedule's steps as they happened, for the report's time axes
+    ...(l.events.length === 0 ? {} : { events: l.events }),
+    server_metrics: sampled === undefined ? null : summariseServerMetrics(l.sources, sampled, opts.metricsIntervalMs),
+  }
+  const summary: BenchSummary = { ...figures, ...context }
+  const off = limitsOffWarning(summary)
+  if (off !== undefined) warnings.push(off)
+  if (opts.slo !== undefined) {
+    const judged = benchRun(table, summary, { csv: csv.path, json: '' })
+    const objectives = normalizeSpec(opts.slo as SloSpec)
+    // unknown is empty, never zero: a limit on a field nobody reported leaves goodput unknown, and says why
+    const unknown = goodputUnjudgeable(judged, objectives)
+    if (unknown !== undefined) warnings.push(unknown)
+    else {
+      const gp = goodput(judged, objectives)
+      summary.goodput = { fraction: gp.fraction, per_second: gp.perSecond, slo: opts.slo }
+    }
+  }
+  const run = benchRun(table, summary, {
+    csv: csv.path,
+    json: runFile(outDir, 'summary.json'),
+    html: runFile(outDir, 'report.html'),
+    ...(l.sampler === undefined ? {} : { serverMetrics: l.sampler.path }),
+  })
+  return {
+    run,
+    dir: outDir,
+    opts,
+    series:
+      sampled === undefined || sampled.gpuRows.length === 0
+        ? sampled?.series
+        : seriesFromRows([...rowsOf(sampled.series), ...sampled.gpuRows]),
+    failures: [csv.failure, sampled?.writeFailure],
+  }
+}
+
 /**
  * The options, the SLO spec, the failure schedule and the target, checked together: one error names every
  * problem, before any socket opens.
  */
-function validateEverything(target: BenchTarget, options: BenchOptions): ValidatedOptions {
+function validateEverything(
+  target: BenchTarget,
+  options: BenchOptions,
+  more: (opts: ValidatedOptions) => string[],
+): ValidatedOptions {
   const problems: string[] = []
   const attempt = <T>(check: () => T): T | undefined => {
     try {
@@ -381,9 +436,7 @@ function validateEverything(target: BenchTarget, options: BenchOptions): Validat
     }
   }
   const opts = attempt(() => validateBenchOptions(options))
-  const db = opts !== undefined && typeof opts.history === 'object' ? opts.history.db : undefined
-  const dbProblem = db !== undefined && isPostgresUrl(db) ? databaseUrlProblem(db) : undefined
-  if (dbProblem !== undefined) problems.push(`\`history.db\`: ${dbProblem}`)
+  if (opts !== undefined) problems.push(...more(opts))
   const tooLarge = opts === undefined ? undefined : runSizeProblem(opts)
   if (tooLarge !== undefined) problems.push(tooLarge)
   const raw = (options ?? {}) as { slo?: unknown; failures?: unknown }
@@ -440,18 +493,6 @@ function describeOptions(opts: ValidatedOptions, plan: LoadPlan): Record<string,
     apiKey: apiKey === undefined ? undefined : '(set, not recorded)',
     timeline: timeline.map((h) => h.atMs),
   }
-}
-
-/** The run in one line, for a script's stderr: what was sent, what came back, the headline latencies. */
-function resultLine(s: BenchSummary): string {
-  const ttft = s.metrics.ttft ?? s.metrics.client_ttft
-  const name = s.metrics.ttft === undefined ? 'client_ttft' : 'ttft'
-  const ms = (v: number | undefined): string => (v === undefined ? '—' : `${v.toFixed(1)} ms`)
-  return (
-    `vitest-llm-perf: ${s.requests} requests, ${(s.success_rate * 100).toFixed(1)} % ok, ` +
-    `${name} p50 ${ms(ttft?.p50)} p99 ${ms(ttft?.p99)}, ${s.request_throughput.toFixed(2)} req/s, ` +
-    `${s.output_token_throughput === null ? '—' : s.output_token_throughput.toFixed(0)} output tok/s`
-  )
 }
 
 /** Refused connections in a row, none answered before them, after which a run stops sending. */

@@ -2,6 +2,8 @@ import { existsSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync
 import { basename, dirname, join, resolve, sep } from 'node:path'
 import { ensureDir, removeStale, writeArtifact } from '../common/artifact-file.ts'
 import { LlmPerfError } from '../common/errors.ts'
+import { RUN_FILES } from '../load/run-folder.ts'
+import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import { runFileTexts } from '../report/run-files.ts'
@@ -9,8 +11,6 @@ import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
 import { type BenchSummary, benchRun } from '../summarise/bench-run.ts'
 import { summariseRun } from '../summarise/run-summary.ts'
-import { RUN_FILES } from './run-folder.ts'
-import { type RunFolder, readRunFolder } from './run-folder-reader.ts'
 
 type Shard = RunFolder
 
