@@ -1,5 +1,15 @@
-import tQuantile from '@stdlib/stats-base-dists-t-quantile'
+import { createRequire } from 'node:module'
 import { type ChangePoint, changePoints } from './change-points.ts'
+
+let quantile: ((p: number, dof: number) => number) | undefined
+/**
+ * Student's t quantile, loaded on first use: @stdlib's package is ~200 small modules, ~130 ms of every command's and
+ * test file's start (a fifth of `--help`'s 0.6 s of CPU), where most never judge a history.
+ */
+function tQuantile(p: number, dof: number): number {
+  quantile ??= createRequire(import.meta.url)('@stdlib/stats-base-dists-t-quantile') as typeof quantile & {}
+  return quantile(p, dof)
+}
 
 /** Fewer runs than this in a series is too little history to judge (the newest run against 5 before it). */
 export const MIN_RUNS = 6
