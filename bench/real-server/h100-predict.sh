@@ -12,7 +12,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|build-new|spec}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|window|streamtpot|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -60,7 +60,8 @@ waitHealthy() {
 # port 8080 free to bind (a server just stopped can hold it a moment; the next one then fails to start)
 waitPortFree() {
   for _ in $(seq 1 300); do
-    python3 -c "import socket; s=socket.socket(); s.bind(('127.0.0.1', 8080))" 2>/dev/null && return 0
+    # SO_REUSEADDR, as llama-server binds: without it a closed server's connections in TIME_WAIT read as taken
+    python3 -c "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', 8080))" 2>/dev/null && return 0
     sleep 0.1
   done
   echo "port 8080 still taken" && return 1
@@ -122,6 +123,23 @@ slotwait)
   # what choosing a slot costs: the wait before each prompt began, pinned and left to the server (slot-wait-probe.py)
   serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/slot-wait-probe.py" http://127.0.0.1:8080 "$out/slot-wait.jsonl"
+  ;;
+window)
+  # does a step cost what is held or the window it attends over? the same pinned steps at the same cells held, on a
+  # cache filled in order and on one whose freed cells lie below its window (window-probe.py), a server each
+  serve "$out/llama-server-fragmented.log" "${server[@]}"
+  python3 "$repo/bench/real-server/window-probe.py" http://127.0.0.1:8080 fragmented "$out/window.jsonl"
+  kill $pid && wait $pid 2>/dev/null || true
+  # the second on port 8081: the first held 8080 for over 30 s after it was stopped
+  "${server[@]}" --port 8081 >"$out/llama-server-compact.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do curl -sf http://127.0.0.1:8081/health >/dev/null 2>&1 && break; sleep 0.1; done
+  python3 "$repo/bench/real-server/window-probe.py" http://127.0.0.1:8081 compact "$out/window.jsonl"
+  ;;
+streamtpot)
+  # one stream's decode as the client reads it and as the server times it, every slot holding 1,024 tokens
+  serve "$out/llama-server.log" "${server[@]}"
+  python3 "$repo/bench/real-server/stream-tpot-probe.py" http://127.0.0.1:8080 "$out/stream-tpot.jsonl"
   ;;
 mixed)
   # a prompt's cost among N decoding streams, in the server's own prompt_ms (mixed-probe.py)

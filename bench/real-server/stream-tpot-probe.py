@@ -1,0 +1,88 @@
+"""One stream's decode as a client reads it and as llama.cpp times it, on a cache whose every slot holds 1,024 tokens
+(calibrate's "every slot holds 1024" state), with the random model's byte tokens allowed and banned. calibrate's
+probe there read a TPOT of 11.5 ms where the server's own timings elsewhere read ~9.5 at 65k cells: is the client's
+figure the server's step? Not a test: `h100-predict.sh streamtpot` runs it.
+
+  python3 stream-tpot-probe.py URL OUT.jsonl
+"""
+
+import http.client
+import json
+import random
+import statistics
+import sys
+import time
+import urllib.parse
+import urllib.request
+
+URL, OUT = sys.argv[1], sys.argv[2]
+rng = random.Random(5)
+host = urllib.parse.urlparse(URL)
+BAN = [[3 + i, False] for i in range(256)]
+
+
+def post(body):
+    req = urllib.request.Request(URL + "/completion", json.dumps(body).encode(), {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=300) as r:
+        return json.loads(r.read())
+
+
+def kv():
+    with urllib.request.urlopen(URL + "/metrics", timeout=10) as r:
+        for line in r.read().decode().splitlines():
+            if line.startswith("llamacpp:kv_cache_tokens"):
+                return float(line.split()[-1])
+
+
+def ids(n):
+    return [rng.randrange(10, 300) for _ in range(n)]
+
+
+def stream(body):
+    """Chunk arrival times and the final timings of one streamed /completion."""
+    conn = http.client.HTTPConnection(host.hostname, host.port, timeout=300)
+    t0 = time.perf_counter()
+    conn.request("POST", "/completion", json.dumps({**body, "stream": True}), {"Content-Type": "application/json"})
+    r = conn.getresponse()
+    times, tokens, timings = [], 0, None
+    for raw in r:
+        line = raw.decode().strip()
+        if not line.startswith("data: "):
+            continue
+        d = json.loads(line[6:])
+        if d.get("content"):
+            times.append(time.perf_counter() - t0)
+        tokens = d.get("tokens_predicted", tokens)
+        if d.get("stop"):
+            timings = d.get("timings")
+    conn.close()
+    return times, timings
+
+
+for s in range(64):
+    post({"prompt": ids(1024), "n_predict": 1, "id_slot": s, "cache_prompt": True})
+rows = []
+for ban in (False, True, False, True):
+    body = {"prompt": ids(128), "n_predict": 128, "ignore_eos": True, "temperature": 0}
+    if ban:
+        body["logit_bias"] = BAN
+    before = kv()
+    times, timings = stream(body)
+    n = timings["predicted_n"]
+    row = {
+        "ban_bytes": ban,
+        "kv_before": before,
+        "chunks_with_text": len(times),
+        "predicted_n": n,
+        "client_first_ms": times[0] * 1000 if times else None,
+        # as our TPOT: (last chunk − first chunk) / (tokens − 1)
+        "client_tpot_ms": (times[-1] - times[0]) * 1000 / (n - 1) if len(times) > 1 else None,
+        "server_ms_per_token": timings["predicted_per_token_ms"],
+        "server_prompt_ms": timings["prompt_ms"],
+        "gaps_ms_p50": statistics.median([(b - a) * 1000 for a, b in zip(times, times[1:])]) if len(times) > 2 else None,
+    }
+    print(json.dumps(row))
+    rows.append(row)
+with open(OUT, "a") as out:
+    for row in rows:
+        out.write(json.dumps(row) + "\n")
