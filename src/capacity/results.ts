@@ -1,9 +1,9 @@
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import type { BenchTarget } from '../load/bench-target.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
-import type { Verdict as SloVerdict } from '../summarise/verdict.ts'
+import type { Verdict } from '../summarise/verdict.ts'
 import type { ResolvedSearch } from './capacity-options.ts'
-import type { ObjectiveVerdict, Verdict } from './step-verdict.ts'
+import type { ObjectiveVerdict, StepVerdict } from './step-verdict.ts'
 
 /** Runs one benchmark: the library's `benchRequests`, or the perf fixture's (which also fills the end-of-run table). */
 export type BenchFn = (target: BenchTarget, options: BenchOptions) => Promise<BenchRun>
@@ -18,7 +18,7 @@ export interface CapacityStep {
   requests: number
   seed: number
   /** The step's verdict: every objective's, pooled with this rate's earlier runs when it is a repeat. */
-  decision: Verdict | 'invalid' | 'overloaded' | 'unreachable'
+  decision: StepVerdict | 'invalid' | 'overloaded' | 'unreachable'
   /** True when the decision rests on intervals wholly on one side of every limit (or on an overload). */
   confident: boolean
   objectives: ObjectiveVerdict[]
@@ -124,7 +124,7 @@ export interface SweepPoint {
    * With an `slo`: whether this point met it (null when it could not be judged: too few samples, not reported, an
    * invalid run), and each objective's verdict as `✓ ttft 'p(99)<500'`.
    */
-  slo: { met: boolean | null; verdicts: SloVerdict[] } | null
+  slo: { met: boolean | null; verdicts: Verdict[] } | null
   dir: string
 }
 

@@ -10,7 +10,7 @@ import { bootstrapInterval, percentileName, percentileSorted, wilson, zFor } fro
  * How an objective came out at one rate: `pass` only when its confidence interval lies wholly within the
  * limit, `fail` only when wholly beyond it, `undecided` when it straddles the limit.
  */
-export type Verdict = 'pass' | 'fail' | 'undecided' | 'too_few_samples' | 'not_reported'
+export type StepVerdict = 'pass' | 'fail' | 'undecided' | 'too_few_samples' | 'not_reported'
 
 export interface ObjectiveVerdict {
   /** `ttft p99`, `success_rate min`, … as the spec says it. */
@@ -24,7 +24,7 @@ export interface ObjectiveVerdict {
   lower: number | null
   upper: number | null
   samples: number
-  verdict: Verdict
+  verdict: StepVerdict
   /**
    * True when the interval lies wholly on the verdict's side of the limit. A fraction (success_rate, goodput) is
    * judged on its point estimate, but is confident only when its Wilson interval clears the limit: showing
@@ -49,7 +49,7 @@ export interface VerdictOptions {
 const NUMERIC = new Set<string>(NUMERIC_COLUMNS)
 
 /** pass / fail / undecided from an interval: decided only when the whole interval is on one side of the limit. */
-function decide(o: Objective, lower: number, upper: number): Verdict {
+function decide(o: Objective, lower: number, upper: number): StepVerdict {
   const allHold = holds(lower, o) && holds(upper, o)
   const noneHold = !holds(lower, o) && !holds(upper, o)
   return allHold ? 'pass' : noneHold ? 'fail' : 'undecided'
@@ -212,7 +212,7 @@ function goodRows(steady: Array<{ run: BenchRun; rows: number[] }>, objectives: 
 }
 
 /** The step's verdict from its objectives': fail if any fails, undecided if any straddles, else pass. */
-export function overall(verdicts: readonly ObjectiveVerdict[]): Verdict {
+export function overall(verdicts: readonly ObjectiveVerdict[]): StepVerdict {
   if (verdicts.some((v) => v.verdict === 'fail')) return 'fail'
   if (verdicts.some((v) => v.verdict === 'not_reported')) return 'not_reported'
   if (verdicts.some((v) => v.verdict === 'too_few_samples')) return 'too_few_samples'
