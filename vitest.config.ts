@@ -47,23 +47,6 @@ const ALONE_STUDIES = ['studies/capacity.study.ts', 'studies/routing-policies.st
  * calibrated-cluster study after two short ones. A project's files in its list's order, the rest after them.
  */
 const LONGEST_FIRST: Record<string, string[]> = {
-  // seconds on CI's machine, beside each other: started by size, the 80 s tarball test began two minutes in and the
-  // 43 s csv-streaming test last, on one worker while the others had finished (a model of that run's files: 236 s by
-  // size, 214 longest first)
-  unit: [
-    'test/tarball.test.ts', // 80
-    'test/orphans.test.ts', // 55
-    'test/csv-streaming.test.ts', // 43
-    'test/inputs-and-errors.test.ts', // 42
-    'test/html-report.test.ts', // 39
-    'test/reasoning.test.ts', // 38
-    'test/secrets-and-hangs.test.ts', // 35
-    'test/client-failures.test.ts', // 30
-    'test/shards.test.ts', // 25
-    'test/hostile-streams.test.ts', // 24
-    'test/invalid-runs.test.ts', // 21
-    'test/trace-replay.test.ts', // 21
-  ],
   'unit-timing': TIMING,
   'perf-long': ['studies/calibrated-cluster.study.ts'],
 }
