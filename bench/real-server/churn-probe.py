@@ -7,32 +7,16 @@ that took slots as the server chose them (as a used server is found). Not a test
 """
 
 import json
-import random
 import statistics
 import sys
 import threading
-import urllib.request
+
+from llama_probe import Server
 
 URL, OUT = sys.argv[1], sys.argv[2]
-rng = random.Random(11)
+server = Server(URL, 11, timeout=120)
+post, kv, ids = server.post, server.kv, server.ids
 out = open(OUT, "w")
-
-
-def post(body):
-    req = urllib.request.Request(URL + "/completion", json.dumps(body).encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=120) as r:
-        return json.loads(r.read())
-
-
-def kv():
-    with urllib.request.urlopen(URL + "/metrics", timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("llamacpp:kv_cache_tokens"):
-                return float(line.split()[-1])
-
-
-def ids(n):
-    return [rng.randrange(10, 300) for _ in range(n)]
 
 
 def probe(state):

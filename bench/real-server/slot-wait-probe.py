@@ -8,34 +8,15 @@ h100-predict.sh slotwait.
 """
 
 import json
-import random
 import statistics
 import sys
-import time
-import urllib.request
+
+from llama_probe import Server
 
 URL, OUT = sys.argv[1], sys.argv[2]
-rng = random.Random(9)
+server = Server(URL, 9)
+post, kv, ids = server.timed_post, server.kv, server.ids
 out = open(OUT, "w")
-
-
-def post(body):
-    req = urllib.request.Request(URL + "/completion", json.dumps(body).encode(), {"Content-Type": "application/json"})
-    t0 = time.perf_counter()
-    with urllib.request.urlopen(req, timeout=300) as r:
-        got = json.loads(r.read())
-    return (time.perf_counter() - t0) * 1000, got
-
-
-def kv():
-    with urllib.request.urlopen(URL + "/metrics", timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("llamacpp:kv_cache_tokens"):
-                return float(line.split()[-1])
-
-
-def ids(n):
-    return [rng.randrange(10, 300) for _ in range(n)]
 
 
 def waits(prompt, pin, n=12):

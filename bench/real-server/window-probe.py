@@ -8,33 +8,17 @@ what is held. Not a test: `h100-predict.sh window` runs it against a server it r
 """
 
 import json
-import random
 import statistics
 import sys
-import urllib.request
+
+from llama_probe import Server
 
 URL, STATE, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-rng = random.Random(7)
+server = Server(URL, 7)
+post, kv, ids = server.post, server.kv, server.ids
 SLOTS = 64
 FILL = 1024
 KEEP = 16  # slots still holding a fill in the fragmented state; the compact state fills as many cells in order
-
-
-def post(body):
-    req = urllib.request.Request(URL + "/completion", json.dumps(body).encode(), {"Content-Type": "application/json"})
-    with urllib.request.urlopen(req, timeout=300) as r:
-        return json.loads(r.read())
-
-
-def kv():
-    with urllib.request.urlopen(URL + "/metrics", timeout=10) as r:
-        for line in r.read().decode().splitlines():
-            if line.startswith("llamacpp:kv_cache_tokens"):
-                return float(line.split()[-1])
-
-
-def ids(n):
-    return [rng.randrange(10, 300) for _ in range(n)]
 
 
 def fill(slot, n):
