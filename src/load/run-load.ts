@@ -14,7 +14,6 @@ import { executorFor, scheduleFor } from '../executors/registry.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import type { BodyOptions } from '../send/request-body.ts'
 import { localGpus } from '../server-metrics/local-gpus.ts'
 import { MetricsSampler, type MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
@@ -149,7 +148,6 @@ export interface LoadedRun {
   table: RecordTable
   csv: CsvWriter
   sources: ReturnType<typeof metricsSources>
-  sampler: MetricsSampler | undefined
   sampled: Awaited<ReturnType<MetricsSampler['stop']>> | undefined
   result: Awaited<ReturnType<typeof runShards>>
   clock: ReturnType<typeof startRunClock>
@@ -157,7 +155,6 @@ export interface LoadedRun {
   lateStartMs: number | undefined
   saturated: SaturationWatch['stopped']
   events: TimelineRunner['events']
-  body: BodyOptions
   serverInfo: Awaited<ReturnType<typeof probeServerInfo>>
   cacheState: Awaited<ReturnType<typeof probeCacheState>> | undefined
   warmup: Awaited<ReturnType<typeof runWarmup>>
@@ -290,7 +287,6 @@ export async function runLoad(p: PlannedRun): Promise<LoadedRun> {
       table,
       csv,
       sources,
-      sampler,
       sampled,
       result,
       clock,
@@ -298,7 +294,6 @@ export async function runLoad(p: PlannedRun): Promise<LoadedRun> {
       lateStartMs,
       saturated: watch?.stopped,
       events: hooks.events,
-      body,
       serverInfo,
       cacheState,
       warmup,
@@ -400,7 +395,7 @@ export function summariseLoad(p: PlannedRun, l: LoadedRun): FinishedRun {
     csv: csv.path,
     json: runFile(outDir, 'summary.json'),
     html: runFile(outDir, 'report.html'),
-    ...(l.sampler === undefined ? {} : { serverMetrics: l.sampler.path }),
+    ...(sampled === undefined ? {} : { serverMetrics: runFile(outDir, 'server-metrics.csv') }),
   })
   return {
     run,
