@@ -460,6 +460,11 @@ async function calibrate(
 
   async function decodeProbe(c: number, prompt: number, state: string): Promise<void> {
     const found = state === 'as found'
+    // rounds of c requests, the users starting each together: one round's TPOT at 2 and 4 streams read 5.6 ms and
+    // then 8.0 at the same 16k cells held (H100, load-steps-probe.py), and a table row from one round put the used
+    // server's TPOT 15–26 % high; the median of three read as the same streams' steps inside closed-loop and Poisson
+    // loads. A used server's rows of 16 streams and more stay one round: each round empties as many slots
+    const rounds = found ? Math.max(3, Math.ceil(6 / c)) : c <= 8 ? 3 : 1
     const {
       result: run,
       before,
@@ -467,19 +472,20 @@ async function calibrate(
     } = await cellsAround(() =>
       probe(`decode-c${c}-p${prompt}${found ? '' : `-${slug(state)}`}`, {
         users: c,
-        // in a used server, one request a user: each empties the slot it takes as it starts, so the cells held while
-        // the streams decode are those after it less half their outputs
-        requests: found ? Math.max(6, c * 3) : c,
+        requests: c * rounds,
         dataset: { kind: 'random', inputLen: prompt, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
       }),
     )
     ok(run, `decode c=${c}`)
+    // in a used server each request empties the least recently used slot as it starts, so the cells held fall by as
+    // much each round: the median round's streams decode among the cells after it less half their outputs
+    const middle = Math.ceil(rounds / 2)
     const kv_cells =
       before === undefined || after === undefined
         ? undefined
         : found
           ? Math.round((before + after) / 2)
-          : Math.max(0, after - Math.round((c * DECODE_OUTPUT) / 2))
+          : Math.max(0, Math.round(after + ((before - after) * (rounds - middle)) / rounds - (c * DECODE_OUTPUT) / 2))
     const tpot = run.summary.metrics.tpot?.p50
     if (tpot === undefined)
       throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe decode c=${c}: no TPOT was measured`)
