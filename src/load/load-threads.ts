@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads'
+import { threadEnv } from '../common/thread-env.ts'
 
 /**
  * How long a load thread waits for the next run before it ends. A capacity search's steps, a sweep's points and
@@ -28,6 +29,7 @@ export function takeLoadThread(url: URL): Worker {
   }
   return new Worker(url, {
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+    env: threadEnv(),
     stdout: false,
     stderr: false,
   })
