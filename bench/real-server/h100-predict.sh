@@ -12,7 +12,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|window|streamtpot|loadsteps|build-new|spec}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|window|streamtpot|loadsteps|drift|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -145,6 +145,12 @@ loadsteps)
   # a decode step inside closed-loop and Poisson loads against calibrate's probe of it, one server, one state each
   serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/load-steps-probe.py" http://127.0.0.1:8080 "$out/load-steps.jsonl" ${FILLS:-256 1024}
+  ;;
+drift)
+  # does a step's time drift while the state stands still? pinned and unpinned 2-stream rounds for minutes
+  serve "$out/llama-server.log" "${server[@]}"
+  python3 "$repo/bench/real-server/drift-probe.py" http://127.0.0.1:8080 "$out/drift.jsonl" ${ROUNDS:-40}
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$out/gpu-after.txt" 2>&1 || true
   ;;
 mixed)
   # a prompt's cost among N decoding streams, in the server's own prompt_ms (mixed-probe.py)
