@@ -1,5 +1,4 @@
 import { Worker } from 'node:worker_threads'
-import { threadEnv } from '../common/thread-env.ts'
 
 /**
  * How long a load thread waits for the next run before it ends. A capacity search's steps, a sweep's points and
@@ -29,7 +28,6 @@ export function takeLoadThread(url: URL): Worker {
   }
   return new Worker(url, {
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-    env: threadEnv(),
     stdout: false,
     stderr: false,
   })

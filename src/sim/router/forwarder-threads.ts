@@ -1,5 +1,4 @@
 import { Worker } from 'node:worker_threads'
-import { threadEnv } from '../../common/thread-env.ts'
 import { portInUse } from '../shared/serve-process.ts'
 import { type Admission, type ConcurrencyLimit, countedAdmission } from './concurrency-limit.ts'
 import type { RouteDesk, Upstream } from './forward-request.ts'
@@ -34,7 +33,7 @@ function startForwarder(
   data: Omit<ForwarderData, 'thread'>,
   ctx: { desk: RouteDesk; limit: ConcurrencyLimit; metrics: RouterMetrics },
 ): Promise<number> {
-  const worker = new Worker(forwarderUrl, { workerData: { ...data, thread }, env: threadEnv() })
+  const worker = new Worker(forwarderUrl, { workerData: { ...data, thread } })
   // a thread's failure ends the router, as a crash of the real one would: never a port half served
   worker.on('error', (err) => {
     process.stderr.write(`sim_router: forwarder thread ${thread} failed: ${err.stack ?? err.message}\n`)

@@ -1,5 +1,4 @@
 import { Worker } from 'node:worker_threads'
-import { threadEnv } from '../../common/thread-env.ts'
 
 const entryUrl = new URL(
   import.meta.url.endsWith('.ts') ? './tokenizer-thread-entry.ts' : './tokenizer-thread-entry.js',
@@ -32,7 +31,7 @@ export class TokenizerThread {
   #last: Promise<unknown> = Promise.resolve()
 
   constructor(tokenizerPath: string | undefined, modelPath: string) {
-    this.#worker = new Worker(entryUrl, { workerData: { tokenizerPath, modelPath }, env: threadEnv() })
+    this.#worker = new Worker(entryUrl, { workerData: { tokenizerPath, modelPath } })
     this.loaded = new Promise((resolve, reject) => {
       this.#worker.once('message', (m: TokenizerLoaded) => {
         // held until loaded (a worker awaiting it has nothing else to keep it alive yet), then it keeps no process up
