@@ -52,6 +52,16 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
       expect(Math.abs(p.error['tpot_p50'] as number), JSON.stringify(p)).toBeLessThan(0.15)
     }
     expect(profile.calibration.validation.summary).toMatch(/^held out at [\d.]+, [\d.]+/u)
+    // the server against itself: 2 streams, 8 rounds at one state; a simulator's step is its model's, so it strays
+    // little from itself (an H100's llama.cpp wandered ±25 % over a minute) and its TPOT is about its decode step
+    const steady = profile.calibration.steadiness
+    expect(steady).toMatchObject({ streams: 2, requests: 16 })
+    expect(steady.tpot_p10_ms).toBeLessThanOrEqual(steady.tpot_p50_ms)
+    expect(steady.tpot_p50_ms).toBeLessThanOrEqual(steady.tpot_p90_ms)
+    expect(steady.spread).toBeLessThan(0.2)
+    expect(steady.tpot_p50_ms / HIDDEN.decodeBaseMs).toBeGreaterThan(0.85)
+    expect(steady.tpot_p50_ms / HIDDEN.decodeBaseMs).toBeLessThan(1.5)
+    expect(r.stdout).toMatch(/the server against itself: 2 streams, 16 requests over [\d.]+ s at one state: TPOT p50/u)
   } finally {
     await hidden.stop()
   }
@@ -60,7 +70,7 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
   const builtIn = await startSimWorker([], 'built-in')
   await Promise.all([calibrated.stop(), builtIn.stop()])
   expect(readFileSync(calibrated.logFile, 'utf8')).toMatch(
-    /was calibrated on sim\S* .* at \d{4}-\d\d-\d\dT[\d:.]+Z: held out at [\d.]+, [\d.]+, [\d.]+ req\/s .*TTFT p50 within \d+ %/u,
+    /was calibrated on sim\S* .* at \d{4}-\d\d-\d\dT[\d:.]+Z: held out at [\d.]+, [\d.]+, [\d.]+ req\/s .*TTFT p50 within \d+ %.*; the server itself varied ±\d+ % \(TPOT of 2 streams repeated at one state\)/u,
   )
   expect(readFileSync(builtIn.logFile, 'utf8')).toMatch(
     /llama-3\.1-8b-h100 is uncalibrated: its constants are derived/u,

@@ -7,6 +7,7 @@ import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import { probeCacheState } from '../load/server-probe.ts'
 import { benchRequests } from '../run/bench-requests.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
+import { percentileSorted } from '../summarise/statistics.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
 import { startProfileWorker } from './profile-worker.ts'
@@ -93,6 +94,20 @@ export interface CalibratedProfile {
     probe_throughput: number
     /** The tokens the server's KV cache held when the calibration ended (llama.cpp: idle slots' contexts). */
     kv_cache_tokens_at_end?: number
+    /**
+     * The server against itself: one decode probe repeated at one state as the calibration ends, its TPOT's spread
+     * (`spread`: half the p10–p90 range over the p50). No prediction of a light load is closer than the server is to
+     * itself.
+     */
+    steadiness?: {
+      streams: number
+      requests: number
+      seconds: number
+      tpot_p10_ms: number
+      tpot_p50_ms: number
+      tpot_p90_ms: number
+      spread: number
+    }
     validation?: { summary: string } & Record<string, unknown>
   }
 }
@@ -150,6 +165,14 @@ export function statedLimit(
     says: `${fallback} (the server stated ${stated}, which cannot be a limit: ${why.replace(/^not stated: /u, '')})`,
   }
 }
+
+/**
+ * The steadiness probe: rounds of 2 streams (the light load whose step an H100's llama.cpp launches kernel by kernel)
+ * at one state. There, with the cells held standing still, a 2-stream step wandered from 5.6 to 9.4 ms over 105 s and
+ * its 20-second median ±12 % (bench/real-server/drift-probe.py): the floor under a light load's predicted TPOT.
+ */
+const STEADY_STREAMS = 2
+const STEADY_ROUNDS = 8
 
 /** The step table's rows (llama.cpp): prompt lengths and streams probed at every occupancy. */
 const TABLE_LENGTHS = [32, 128, 256, 512, 1024, 2048]
@@ -449,6 +472,39 @@ async function calibrate(
     const anySlot = pinned === undefined ? undefined : await wait(false)
     return pinned === undefined || anySlot === undefined ? undefined : { pinned, anySlot }
   }
+  // the server against itself, last: on llama.cpp every slot then holds one probe's prompt and answer, and each of
+  // these takes the least recently used slot and leaves as many cells, so the state stands while it runs
+  const steadiness = await steadinessProbe()
+  async function steadinessProbe(): Promise<NonNullable<CalibratedProfile['calibration']['steadiness']>> {
+    const c = Math.min(STEADY_STREAMS, maxRunning)
+    const run = await probe('steadiness', {
+      users: c,
+      requests: c * STEADY_ROUNDS,
+      dataset: { kind: 'random', inputLen: DECODE_PROMPT, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
+    })
+    ok(run, 'steadiness')
+    const tpots = run.records
+      .flatMap((r) => (r.success && r.tpot !== undefined ? [r.tpot * 1000] : []))
+      .sort((a, b) => a - b)
+    if (tpots.length < 4)
+      throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe steadiness: ${tpots.length} TPOTs measured`)
+    const [p10, p50, p90] = [10, 50, 90].map((q) => percentileSorted(tpots, q)) as [number, number, number]
+    const s = {
+      streams: c,
+      requests: tpots.length,
+      seconds: round(run.summary.duration_s),
+      tpot_p10_ms: round(p10),
+      tpot_p50_ms: round(p50),
+      tpot_p90_ms: round(p90),
+      spread: round((p90 - p10) / (2 * p50)),
+    }
+    opts.onProbe?.(
+      `the server against itself: ${c} streams, ${s.requests} requests over ${s.seconds.toFixed(1)} s at one state: ` +
+        `TPOT p50 ${p50.toFixed(2)} ms, p10–p90 ${p10.toFixed(2)}–${p90.toFixed(2)} (±${(s.spread * 100).toFixed(0)} %): ` +
+        'no prediction of a light load is closer than this',
+    )
+    return s
+  }
   // the probes with every slot used repeat lengths already measured: each takes the overhead its length had
   for (const p of prefill) p.overhead_ms = overheads.get(p.prompt_tokens) ?? p.overhead_ms
   // attention grows with the context each token attends to: L tokens from nothing cost L²/2 token-contexts
@@ -571,6 +627,7 @@ async function calibrate(
       },
       probe_throughput: round(throughput),
       ...(unified ? { kv_cache_tokens_at_end: (await kv()) ?? 0 } : {}),
+      steadiness,
     },
   }
 }

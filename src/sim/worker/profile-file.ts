@@ -45,6 +45,7 @@ const profileFileSchema = z.object({
       server: z.record(z.string(), z.unknown()),
       fit: z.record(z.string(), z.unknown()).optional(),
       validation: z.looseObject({ summary: z.string() }).optional(),
+      steadiness: z.looseObject({ streams: z.number(), spread: z.number() }).optional(),
     })
     .optional(),
 })
@@ -78,8 +79,15 @@ export function calibrationLine(p: SpeedProfile): string {
       'not measured'
     )
   const server = [c.server['kind'], c.server['model'], c.server['url']].filter((v) => typeof v === 'string').join(' ')
+  // beside the errors, how far the server strayed from itself: the floor under a light load's error
+  const steady =
+    c.steadiness === undefined
+      ? ''
+      : `; the server itself varied ±${Math.round(c.steadiness.spread * 100)} % (TPOT of ${c.steadiness.streams} ` +
+        'streams repeated at one state)'
   return (
     `profile ${p.name} was calibrated on ${server || 'a server'} at ${c.made_at}: ` +
-    (c.validation?.summary ?? 'not validated (calibrate --validate measures its error on held-out loads)')
+    (c.validation?.summary ?? 'not validated (calibrate --validate measures its error on held-out loads)') +
+    steady
   )
 }
