@@ -14,26 +14,19 @@ import sys
 import threading
 import time
 
-from llama_probe import Server
+from llama_probe import BYTE_TOKEN_BAN, Server
 
 URL, OUT = sys.argv[1], sys.argv[2]
 ROUNDS = int(sys.argv[3]) if len(sys.argv) > 3 else 40
 server = Server(URL, 13)
-post, kv = server.post, server.kv
-BAN = [[3 + i, False] for i in range(256)]
-lock = threading.Lock()
-
-
-def ids(n):
-    with lock:
-        return server.ids(n)
+post, kv, ids = server.post, server.kv, server.ids
 
 
 def round_of(pinned):
     got = [None, None]
 
     def one(i):
-        body = {"prompt": ids(128), "n_predict": 128, "ignore_eos": True, "temperature": 0, "logit_bias": BAN}
+        body = {"prompt": ids(128), "n_predict": 128, "ignore_eos": True, "temperature": 0, "logit_bias": BYTE_TOKEN_BAN}
         if pinned:
             body["id_slot"] = i
         got[i] = post(body)["timings"]["predicted_per_token_ms"]

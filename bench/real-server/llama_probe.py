@@ -1,11 +1,19 @@
-"""What the python probes of llama.cpp's server share (h100-predict.sh runs them): a /completion, the KV cache
-tokens its /metrics reports, and random prompt ids from a seeded generator (a probe's prompts are the same each run).
+"""What the python probes of llama.cpp's server share (h100-predict.sh runs them): a /completion, streamed or not, the
+KV cache tokens its /metrics reports, and random prompt ids from a seeded generator (a probe's prompts are the same
+each run; drawn under a lock, as the probes that send from several threads do).
 """
 
+import http.client
 import json
 import random
+import threading
 import time
+import urllib.parse
 import urllib.request
+
+# the random model's byte tokens banned (`logit_bias`): llama.cpp holds back a token that is half a UTF-8 character
+# and sends it with the next, so its gap would read as two steps
+BYTE_TOKEN_BAN = [[3 + i, False] for i in range(256)]
 
 
 class Server:
@@ -13,6 +21,7 @@ class Server:
         self.url = url
         self.rng = random.Random(seed)
         self.timeout = timeout
+        self.lock = threading.Lock()
 
     def post(self, body):
         """One /completion, its JSON answer."""
@@ -28,6 +37,25 @@ class Server:
             got = json.loads(r.read())
         return (time.perf_counter() - t0) * 1000, got
 
+    def stream(self, body):
+        """One streamed /completion: its send time, each event with its arrival time (time.perf_counter()), and the
+        final event's timings."""
+        host = urllib.parse.urlparse(self.url)
+        conn = http.client.HTTPConnection(host.hostname, host.port, timeout=self.timeout)
+        t0 = time.perf_counter()
+        conn.request("POST", "/completion", json.dumps({**body, "stream": True}), {"Content-Type": "application/json"})
+        events, timings = [], None
+        for raw in conn.getresponse():
+            line = raw.decode().strip()
+            if not line.startswith("data: "):
+                continue
+            d = json.loads(line[6:])
+            events.append((time.perf_counter(), d))
+            if d.get("stop"):
+                timings = d.get("timings")
+        conn.close()
+        return t0, events, timings
+
     def kv(self):
         """The tokens the KV cache holds (llamacpp:kv_cache_tokens, with --metrics); None where not reported."""
         with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:
@@ -37,4 +65,5 @@ class Server:
 
     def ids(self, n):
         """n random token ids from the model's ordinary range."""
-        return [self.rng.randrange(10, 300) for _ in range(n)]
+        with self.lock:
+            return [self.rng.randrange(10, 300) for _ in range(n)]

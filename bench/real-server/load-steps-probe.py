@@ -10,54 +10,29 @@ loadsteps` runs it.
   python3 load-steps-probe.py URL OUT.jsonl [FILL ...]
 """
 
-import http.client
 import json
 import random
 import statistics
 import sys
 import threading
 import time
-import urllib.parse
 
-from llama_probe import Server
+from llama_probe import BYTE_TOKEN_BAN, Server
 
 URL, OUT = sys.argv[1], sys.argv[2]
 FILLS = [int(x) for x in sys.argv[3:]] or [256, 1024]
 server = Server(URL, 11)
-post, kv = server.post, server.kv
-host = urllib.parse.urlparse(URL)
+post, kv, ids = server.post, server.kv, server.ids
 SLOTS = 64
-# the random model's byte tokens banned: a token that is half a UTF-8 character is sent with the next, and its gap
-# would read as two steps
-BAN = [[3 + i, False] for i in range(256)]
 lock = threading.Lock()
-
-
-def ids(n):
-    with lock:
-        return server.ids(n)
 
 
 def stream(prompt_len, out_len):
     """One streamed /completion left to the server's slot choice: its send time, token arrival times, timings."""
-    conn = http.client.HTTPConnection(host.hostname, host.port, timeout=300)
-    body = {"prompt": ids(prompt_len), "n_predict": out_len, "ignore_eos": True, "temperature": 0, "logit_bias": BAN,
-            "stream": True, "cache_prompt": True}
-    t0 = time.perf_counter()
-    conn.request("POST", "/completion", json.dumps(body), {"Content-Type": "application/json"})
-    r = conn.getresponse()
-    times, timings = [], None
-    for raw in r:
-        line = raw.decode().strip()
-        if not line.startswith("data: "):
-            continue
-        d = json.loads(line[6:])
-        if d.get("stop"):
-            timings = d.get("timings")
-        else:
-            times.append(time.perf_counter())
-    conn.close()
-    return {"sent": t0, "times": times, "timings": timings}
+    body = {"prompt": ids(prompt_len), "n_predict": out_len, "ignore_eos": True, "temperature": 0,
+            "logit_bias": BYTE_TOKEN_BAN, "cache_prompt": True}
+    t0, events, timings = server.stream(body)
+    return {"sent": t0, "times": [t for t, d in events if not d.get("stop")], "timings": timings}
 
 
 def probe(c, prompt_len=128, out_len=128):

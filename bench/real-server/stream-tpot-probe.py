@@ -6,41 +6,21 @@ figure the server's step? Not a test: `h100-predict.sh streamtpot` runs it.
   python3 stream-tpot-probe.py URL OUT.jsonl
 """
 
-import http.client
 import json
 import statistics
 import sys
-import time
-import urllib.parse
 
-from llama_probe import Server
+from llama_probe import BYTE_TOKEN_BAN, Server
 
 URL, OUT = sys.argv[1], sys.argv[2]
 server = Server(URL, 5)
 post, kv, ids = server.post, server.kv, server.ids
-host = urllib.parse.urlparse(URL)
-BAN = [[3 + i, False] for i in range(256)]
 
 
 def stream(body):
-    """Chunk arrival times and the final timings of one streamed /completion."""
-    conn = http.client.HTTPConnection(host.hostname, host.port, timeout=300)
-    t0 = time.perf_counter()
-    conn.request("POST", "/completion", json.dumps({**body, "stream": True}), {"Content-Type": "application/json"})
-    r = conn.getresponse()
-    times, tokens, timings = [], 0, None
-    for raw in r:
-        line = raw.decode().strip()
-        if not line.startswith("data: "):
-            continue
-        d = json.loads(line[6:])
-        if d.get("content"):
-            times.append(time.perf_counter() - t0)
-        tokens = d.get("tokens_predicted", tokens)
-        if d.get("stop"):
-            timings = d.get("timings")
-    conn.close()
-    return times, timings
+    """Chunk arrival times (from the send) of one streamed /completion, those with text, and its final timings."""
+    t0, events, timings = server.stream(body)
+    return [t - t0 for t, d in events if d.get("content")], timings
 
 
 for s in range(64):
@@ -49,7 +29,7 @@ rows = []
 for ban in (False, True, False, True):
     body = {"prompt": ids(128), "n_predict": 128, "ignore_eos": True, "temperature": 0}
     if ban:
-        body["logit_bias"] = BAN
+        body["logit_bias"] = BYTE_TOKEN_BAN
     before = kv()
     times, timings = stream(body)
     n = timings["predicted_n"]
