@@ -500,7 +500,8 @@ async function calibrate(
     }
     opts.onProbe?.(
       `the server against itself: ${c} streams, ${s.requests} requests over ${s.seconds.toFixed(1)} s at one state: ` +
-        `TPOT p50 ${p50.toFixed(2)} ms, p10–p90 ${p10.toFixed(2)}–${p90.toFixed(2)} (±${(s.spread * 100).toFixed(0)} %): ` +
+        `TPOT p50 ${p50.toFixed(2)} ms, p10–p90 ${p10.toFixed(2)}–${p90.toFixed(2)} ` +
+        `(±${(s.spread * 100).toFixed(0)} %): ` +
         'no prediction of a light load is closer than this',
     )
     return s
