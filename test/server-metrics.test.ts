@@ -151,7 +151,10 @@ test('a worker frozen while idle says so too: the requests that arrive meanwhile
 })
 
 test('a freeze across a request’s last step is counted once: neither lost when the engine goes idle after it, nor twice', async () => {
-  await using node = await launchTopology('frozen-end', { workers: 1, sim: { speed: 4 } }, { logDir: outDir() })
+  // at speed 0.05 the last step (the second token's decode) takes 128 ms: the freeze, sent as the first token arrives,
+  // lands inside it. At speed 4 it took 1.6 ms, and on a busy CI runner the freeze once came after it had ended and
+  // the engine was idle, where a freeze costs nothing (0.0023 s)
+  await using node = await launchTopology('frozen-end', { workers: 1, sim: { speed: 0.05 } }, { logDir: outDir() })
   const worker = node.workers[0]
   const behind = (): Promise<number> => fellBehindS(worker?.url as string)
   // before the engine and the process's timer shared one account: 0 s in 2 of 12 tries, 1.16 s in 2
@@ -169,12 +172,13 @@ test('a freeze across a request’s last step is counted once: neither lost when
     for await (const _ of res.body as unknown as AsyncIterable<Uint8Array>) {
       if (frozen) continue
       frozen = true
-      await freeze(worker?.pid as number, 600)
+      await freeze(worker?.pid as number, 1000)
     }
     await new Promise((r) => setTimeout(r, 100))
+    // the freeze less what was left of the step and the engine's 20 ms of catch-up: 0.85–0.98 s, once
     const lost = (await behind()) - before
-    expect(lost).toBeGreaterThan(0.45)
-    expect(lost).toBeLessThan(0.75)
+    expect(lost).toBeGreaterThan(0.75)
+    expect(lost).toBeLessThan(1.1)
   }
 })
 
