@@ -225,8 +225,10 @@ test('prompts that reach an idle llama.cpp-like server together share one batch:
     const predicted = launches + tableStepMs(TABLE.prefill as never, 4 * L, window as number)
     const firsts = run.records.map((r) => (r.server_first_token_time ?? Number.NaN) * 1000)
     expect(firsts.every(Number.isFinite)).toBe(true)
-    // one batch: the four first tokens come from one step (each alone, the first would have come ~600 ms earlier)
-    expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThan(5)
+    // one batch: the four first tokens come from one step (each alone, the first would have come ~600 ms earlier, and
+    // a second batch of 512 tokens at this window takes ~130 ms). Stamped as each answer is written: 7.4 ms apart once
+    // on a busy CI runner, so 50 ms, not 5
+    expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThan(50)
     const ttft = run.summary.metrics.ttft?.p50 as number
     expect(ttft / predicted).toBeGreaterThan(0.95)
     expect(ttft / predicted).toBeLessThan(1.2)
