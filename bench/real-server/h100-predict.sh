@@ -12,7 +12,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|window|streamtpot|loadsteps|drift|build-new|spec}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -145,6 +145,19 @@ loadsteps)
   # a decode step inside closed-loop and Poisson loads against calibrate's probe of it, one server, one state each
   serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/load-steps-probe.py" http://127.0.0.1:8080 "$out/load-steps.jsonl" ${FILLS:-256 1024}
+  ;;
+tail)
+  # closed-loop users 16 and 32: is the TTFT tail the wait before a prompt or its processing? (tail-probe.py) A
+  # fresh server, then another filled with 1,024 tokens a slot, each with its log (each launch and prompt timed)
+  serve "$out/llama-server-fresh.log" "${server[@]}" --log-timestamps
+  python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:8080 "$out/tail.jsonl" fresh
+  # SIGTERM alone left port 8080 held for 30 s once (session 26): the used half never started
+  kill $pid 2>/dev/null || true
+  sleep 3
+  kill -9 $pid 2>/dev/null || true
+  wait $pid 2>/dev/null || true
+  serve "$out/llama-server-used.log" "${server[@]}" --log-timestamps
+  python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:8080 "$out/tail.jsonl" used 1024
   ;;
 drift)
   # does a step's time drift while the state stands still? pinned and unpinned 2-stream rounds for minutes
