@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { benchRequests } from '../src/index.ts'
 
 /**
@@ -15,11 +17,20 @@ const cpu0 = process.cpuUsage()
 const run = await benchRequests({ url }, { ...options, outDir })
 const cpu = process.cpuUsage(cpu0)
 const s = run.summary
+// what the run keeps once it is over (its rows' columns, the summary), apart from how far V8 grew its heaps meanwhile:
+// a full collection, asked for from inside (node's flags as a user's: none given at its start)
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+gc()
+gc()
+const kept = process.memoryUsage()
 process.stdout.write(
   `${JSON.stringify({
     cpuUs: cpu.user + cpu.system,
     chunks: run.table.known('chunks', { all: true }).reduce((a, b) => a + b, 0),
     maxRssKb: process.resourceUsage().maxRSS,
+    keptKb: Math.round((kept.heapUsed + kept.external) / 1024),
+    rows: run.table.length,
     requests: s.requests,
     successRate: s.success_rate,
     lag: s.dispatch_lag_ms,
