@@ -6,7 +6,8 @@
 #   run(command: 'bash bench/real-server/h100-predict.sh used', carry: ['.device'])       # table, every slot used
 #   run(command: 'bash bench/real-server/h100-predict.sh history', carry: ['.device'])    # a series for the gate
 #   gpus: a CLI run with --gpus auto (issue 47); churn: the same pinned steps on a server filled in order and on one
-#   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone
+#   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone; STEADY=1 with
+#   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts)
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
