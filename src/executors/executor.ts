@@ -101,3 +101,10 @@ export interface Executor {
 
 /** Arrival offsets (s from the run's start) of n requests under the options. */
 export type Schedule = (opts: CheckedOptions, n: number) => Float64Array
+
+/**
+ * How many requests an open-loop executor keeps in flight: bench_serving's `maxConcurrency` (a request that waits for
+ * a slot is timed from its send) where given, else the client's own cap, `maxInFlight`.
+ */
+export const inFlightLimit = (opts: Pick<CheckedOptions, 'maxConcurrency' | 'maxInFlight'>): number =>
+  opts.maxConcurrency ?? opts.maxInFlight

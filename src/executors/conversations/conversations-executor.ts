@@ -1,7 +1,7 @@
 import { describeValue } from '../../common/format-issues.ts'
 import { summariseConversations } from '../../summarise/conversation-summary.ts'
 import { sessionPlan } from '../../traffic/conversation-plan.ts'
-import type { Executor } from '../executor.ts'
+import { type Executor, inFlightLimit } from '../executor.ts'
 import { arrivalWord } from '../option-rules.ts'
 
 /**
@@ -41,7 +41,7 @@ export const conversationsExecutor = {
       ...inputs,
       arrivalsS: plan.requestArrivalsS,
       targetRate: ctx.opts.rate,
-      maxInFlight: ctx.opts.maxConcurrency ?? ctx.opts.maxInFlight,
+      maxInFlight: inFlightLimit(ctx.opts),
       maxThreads: 1,
       pacing: {
         loop: 'conversations',

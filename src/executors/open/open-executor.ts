@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { arrivalSchedule } from '../../schedule/arrival-schedule.ts'
-import type { ArrivalOption, Executor } from '../executor.ts'
+import { type ArrivalOption, type Executor, inFlightLimit } from '../executor.ts'
 import { standaloneRules } from '../option-rules.ts'
 
 const PROCESSES = ['poisson', 'gamma', 'constant'] as const
@@ -26,7 +26,7 @@ export const openExecutor = {
       ...inputs,
       arrivalsS: ctx.schedule(inputs.dataset.length),
       targetRate: ctx.opts.rate,
-      maxInFlight: ctx.opts.maxConcurrency ?? ctx.opts.maxInFlight,
+      maxInFlight: inFlightLimit(ctx.opts),
       pacing: { loop: 'arrivals', ...(ctx.opts.maxConcurrency === undefined ? {} : { clockFromSlot: true }) },
       summary: () => ({ load: { mode: 'open', executor: 'open' }, trace: null, conversations: null }),
     }

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { ArrivalOption, Executor } from '../executor.ts'
+import { type ArrivalOption, type Executor, inFlightLimit } from '../executor.ts'
 import { standaloneRules } from '../option-rules.ts'
 import { type Ramp, rampSchedule } from './ramp-schedule.ts'
 
@@ -50,7 +50,7 @@ export const rampExecutor = {
       arrivalsS,
       // a ramp has no one rate: its schedule's own mean rate is what it asked for (and what lateness is judged by)
       targetRate: n > 1 ? (n - 1) / (arrivalsS[n - 1] as number) : ramp.startRps,
-      maxInFlight: ctx.opts.maxConcurrency ?? ctx.opts.maxInFlight,
+      maxInFlight: inFlightLimit(ctx.opts),
       pacing: { loop: 'arrivals', ...(ctx.opts.maxConcurrency === undefined ? {} : { clockFromSlot: true }) },
       summary: () => ({
         load: {

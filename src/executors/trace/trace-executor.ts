@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { summariseConversations } from '../../summarise/conversation-summary.ts'
 import { traceInputs } from '../../traffic/trace-inputs.ts'
 import { closedRules } from '../closed/closed-executor.ts'
-import type { ArrivalOption, Executor, Pacing } from '../executor.ts'
+import { type ArrivalOption, type Executor, inFlightLimit, type Pacing } from '../executor.ts'
 import { standaloneRules } from '../option-rules.ts'
 
 const onTraceTime = (a: ArrivalOption): boolean => a === 'trace'
@@ -70,7 +70,7 @@ export const traceExecutor = {
       illFormedPrompts: 0,
       arrivalsS: trace.arrivalsS ?? (users !== undefined ? new Float64Array(n) : ctx.schedule(n)),
       targetRate: users !== undefined ? Number.POSITIVE_INFINITY : opts.rate,
-      maxInFlight: users ?? opts.maxConcurrency ?? opts.maxInFlight,
+      maxInFlight: users ?? inFlightLimit(opts),
       ...(plan === undefined ? {} : { maxThreads: 1 }),
       pacing,
       summary: (table) => ({
