@@ -1,4 +1,4 @@
-import type { CheckedOptions, Executor } from '../executor.ts'
+import type { CheckedOptions, Executor, Pacing } from '../executor.ts'
 import { arrivalWord, standaloneRules } from '../option-rules.ts'
 
 /** What closed-loop users refuse: the options of a schedule they do not follow. */
@@ -17,6 +17,21 @@ export function closedRules(opts: CheckedOptions, given: Record<string, unknown>
   return problems
 }
 
+/** Closed-loop pacing, for any prompt source: each user sends its next request thinkTime after its last answer. */
+export const closedPacing = (opts: CheckedOptions): Pacing => ({
+  loop: 'arrivals',
+  users: { thinkTime: opts.thinkTime, seed: opts.seed },
+})
+
+/** How summary.json's `load` names a closed-loop run of `users` users. */
+export const closedLoad = (opts: CheckedOptions, users: number, executor: string): Record<string, unknown> => ({
+  mode: 'closed',
+  executor,
+  rate_label: `${users} users`,
+  users,
+  think_time_ms: opts.thinkTime,
+})
+
 /**
  * Closed-loop users (AIPerf's concurrency mode, k6's VUs): `users` slots, each sending its next request
  * `thinkTime` after its last answer; a request arrives when its user sends it.
@@ -34,15 +49,9 @@ export const closedExecutor = {
       arrivalsS: new Float64Array(inputs.dataset.length),
       targetRate: Number.POSITIVE_INFINITY,
       maxInFlight: users,
-      pacing: { loop: 'arrivals', users: { thinkTime: ctx.opts.thinkTime, seed: ctx.opts.seed } },
+      pacing: closedPacing(ctx.opts),
       summary: () => ({
-        load: {
-          mode: 'closed',
-          executor: 'closed',
-          rate_label: `${users} users`,
-          users,
-          think_time_ms: ctx.opts.thinkTime,
-        },
+        load: closedLoad(ctx.opts, users, 'closed'),
         trace: null,
         conversations: null,
       }),

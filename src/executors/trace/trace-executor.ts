@@ -1,8 +1,9 @@
 import { z } from 'zod'
 import { summariseConversations } from '../../summarise/conversation-summary.ts'
 import { traceInputs } from '../../traffic/trace-inputs.ts'
-import { closedRules } from '../closed/closed-executor.ts'
+import { closedLoad, closedPacing, closedRules } from '../closed/closed-executor.ts'
 import { type ArrivalOption, type Executor, inFlightLimit, type Pacing } from '../executor.ts'
+import { openPacing } from '../open/open-executor.ts'
 import { standaloneRules } from '../option-rules.ts'
 
 const onTraceTime = (a: ArrivalOption): boolean => a === 'trace'
@@ -61,8 +62,8 @@ export const traceExecutor = {
             turnOffsetS: plan.turnOffsetS,
           }
         : users !== undefined
-          ? { loop: 'arrivals', users: { thinkTime: opts.thinkTime, seed: opts.seed } }
-          : { loop: 'arrivals', ...(opts.maxConcurrency === undefined ? {} : { clockFromSlot: true }) }
+          ? closedPacing(opts)
+          : openPacing(opts)
     return {
       dataset: trace.dataset,
       tokenizer: trace.tokenizer,
@@ -74,19 +75,22 @@ export const traceExecutor = {
       ...(plan === undefined ? {} : { maxThreads: 1 }),
       pacing,
       summary: (table) => ({
-        load: {
-          mode: plan !== undefined ? 'conversations' : users !== undefined ? 'closed' : 'open',
-          executor: 'trace',
-          ...(users !== undefined
-            ? { rate_label: `${users} users` }
-            : opts.arrival === 'trace'
-              ? { rate_label: `trace×${opts.speedup}` }
-              : plan !== undefined && Number.isFinite(opts.rate)
-                ? { rate_label: `${opts.rate} sess/s` }
-                : {}),
-          ...(plan !== undefined ? { think_time_ms: 'trace' } : {}),
-          ...(users !== undefined ? { users, think_time_ms: opts.thinkTime } : {}),
-        },
+        load:
+          plan === undefined && users !== undefined
+            ? closedLoad(opts, users, 'trace')
+            : {
+                mode: plan !== undefined ? 'conversations' : users !== undefined ? 'closed' : 'open',
+                executor: 'trace',
+                ...(users !== undefined
+                  ? { rate_label: `${users} users` }
+                  : opts.arrival === 'trace'
+                    ? { rate_label: `trace×${opts.speedup}` }
+                    : plan !== undefined && Number.isFinite(opts.rate)
+                      ? { rate_label: `${opts.rate} sess/s` }
+                      : {}),
+                ...(plan !== undefined ? { think_time_ms: 'trace' } : {}),
+                ...(users !== undefined ? { users, think_time_ms: opts.thinkTime } : {}),
+              },
         trace: trace.summary(table),
         conversations: plan === undefined ? null : summariseConversations(table),
       }),
