@@ -30,7 +30,8 @@ const TIMING = [
   'test/users.test.ts',
 ]
 /**
- * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 20 requests a point.
+ * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 43 requests a
+ * point (10 s).
  * Beside bench-serving-meanings' capacity search it read +10, +14 and +19 % while the client's and the simulator's own overhead was
  * counted twice; taken off (calibrate measures it), −1.8, +9.5 and +9.1 % — still too near 15 % to share the machine.
  */
