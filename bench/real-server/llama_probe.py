@@ -67,3 +67,26 @@ class Server:
         """n random token ids from the model's ordinary range."""
         with self.lock:
             return [self.rng.randrange(10, 300) for _ in range(n)]
+
+
+def closed_loop(c, send, per_user=None, seconds=None):
+    """Closed-loop users: c threads, each calling send() for its next request as soon as its last returns, per_user
+    times each or until `seconds` have passed; every result, in the order they ended."""
+    got = []
+    lock = threading.Lock()
+    end = None if seconds is None else time.perf_counter() + seconds
+
+    def user():
+        n = 0
+        while (per_user is None or n < per_user) and (end is None or time.perf_counter() < end):
+            r = send()
+            n += 1
+            with lock:
+                got.append(r)
+
+    ts = [threading.Thread(target=user) for _ in range(c)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return got

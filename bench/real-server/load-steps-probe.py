@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from llama_probe import BYTE_TOKEN_BAN, Server
+from llama_probe import BYTE_TOKEN_BAN, Server, closed_loop
 
 URL, OUT = sys.argv[1], sys.argv[2]
 FILLS = [int(x) for x in sys.argv[3:]] or [256, 1024]
@@ -48,20 +48,7 @@ def probe(c, prompt_len=128, out_len=128):
 
 def users(c, per_user, prompt_len=256, out_len=128):
     """Closed-loop users, each sending its next request when its answer ends."""
-    got = []
-
-    def user():
-        for _ in range(per_user):
-            r = stream(prompt_len, out_len)
-            with lock:
-                got.append(r)
-
-    ts = [threading.Thread(target=user) for _ in range(c)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return got
+    return closed_loop(c, lambda: stream(prompt_len, out_len), per_user=per_user)
 
 
 def poisson(rate, n, prompt_len=256, out_len=128, seed=3):

@@ -14,14 +14,11 @@ every slot is first given a FILL-token prompt (the used state of the tables). No
 
 import json
 import sys
-import threading
-import time
 
-from llama_probe import BYTE_TOKEN_BAN, Server
+from llama_probe import BYTE_TOKEN_BAN, Server, closed_loop
 
 URL, OUT, LABEL = sys.argv[1], sys.argv[2], sys.argv[3]
 server = Server(URL, 17)
-lock = threading.Lock()
 
 
 def stream(prompt_len, out_len):
@@ -35,21 +32,7 @@ def stream(prompt_len, out_len):
 
 def users(c, seconds, prompt_len=256, out_len=128):
     """Closed-loop users, each sending its next request when its answer ends, until `seconds` have passed."""
-    got = []
-    end = time.perf_counter() + seconds
-
-    def user():
-        while time.perf_counter() < end:
-            r = stream(prompt_len, out_len)
-            with lock:
-                got.append(r)
-
-    ts = [threading.Thread(target=user) for _ in range(c)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return got
+    return closed_loop(c, lambda: stream(prompt_len, out_len), seconds=seconds)
 
 
 def pct(xs, q):
@@ -58,7 +41,8 @@ def pct(xs, q):
 
 
 def summary(name, reqs, before, after):
-    # the first request of each user meets an idle server: left out, as a run's warm-up would be
+    # every request, the users' first (sent together at the start) among them; the file keeps each request's times, so
+    # a reader can leave the start out (docs/calibration.md's figures are after each load's first 5 s)
     ttft = [(r["first"] - r["sent"]) * 1000 for r in reqs if r["first"] is not None]
     prompt = [r["timings"]["prompt_ms"] for r in reqs if r["timings"]]
     wait = [(r["first"] - r["sent"]) * 1000 - r["timings"]["prompt_ms"] for r in reqs if r["timings"] and r["first"]]
