@@ -30,7 +30,6 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
   try {
     const r = await cli(['calibrate', hidden.url, '--out', out, '--validate', '--point-s', '10', '--work-dir', dir])
     expect(r.exitCode, r.all).toBe(0)
-    console.log(r.stdout)
     expect(r.stdout).toMatch(/rate +TTFT p50 meas +pred +err/u)
     const profile = JSON.parse(readFileSync(out, 'utf8'))
     // the fit against what the hidden server runs: the per-token and per-step costs, and its batch limit
@@ -91,7 +90,6 @@ test('calibrate behind Basic auth: the password (too short to mask as text) is i
     const withPassword = server.url.replace('http://', 'http://calib:Pw4@')
     const r = await cli(['calibrate', withPassword, '--out', out, '--budget-s', '1', '--work-dir', dir])
     expect(r.exitCode, r.all).toBe(0)
-    console.log(r.stdout)
     expect(r.stdout).toMatch(/^calibrating http:\/\/\*\*\*@127\.0\.0\.1:\d+ /u)
     expect(r.all).not.toContain('Pw4')
     const profile = readFileSync(out, 'utf8')
