@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { type ArrivalOption, type Executor, inFlightLimit } from '../executor.ts'
+import { openPacing } from '../open/open-executor.ts'
 import { standaloneRules } from '../option-rules.ts'
 import { type Ramp, rampSchedule } from './ramp-schedule.ts'
 
@@ -51,7 +52,7 @@ export const rampExecutor = {
       // a ramp has no one rate: its schedule's own mean rate is what it asked for (and what lateness is judged by)
       targetRate: n > 1 ? (n - 1) / (arrivalsS[n - 1] as number) : ramp.startRps,
       maxInFlight: inFlightLimit(ctx.opts),
-      pacing: { loop: 'arrivals', ...(ctx.opts.maxConcurrency === undefined ? {} : { clockFromSlot: true }) },
+      pacing: openPacing(ctx.opts),
       summary: () => ({
         load: {
           mode: 'open',

@@ -75,21 +75,19 @@ export const traceExecutor = {
       ...(plan === undefined ? {} : { maxThreads: 1 }),
       pacing,
       summary: (table) => ({
+        // a trace with sessions refuses users (traceInputs): with users, it is replayed closed-loop
         load:
-          plan === undefined && users !== undefined
+          users !== undefined
             ? closedLoad(opts, users, 'trace')
             : {
-                mode: plan !== undefined ? 'conversations' : users !== undefined ? 'closed' : 'open',
+                mode: plan !== undefined ? 'conversations' : 'open',
                 executor: 'trace',
-                ...(users !== undefined
-                  ? { rate_label: `${users} users` }
-                  : opts.arrival === 'trace'
-                    ? { rate_label: `trace×${opts.speedup}` }
-                    : plan !== undefined && Number.isFinite(opts.rate)
-                      ? { rate_label: `${opts.rate} sess/s` }
-                      : {}),
+                ...(opts.arrival === 'trace'
+                  ? { rate_label: `trace×${opts.speedup}` }
+                  : plan !== undefined && Number.isFinite(opts.rate)
+                    ? { rate_label: `${opts.rate} sess/s` }
+                    : {}),
                 ...(plan !== undefined ? { think_time_ms: 'trace' } : {}),
-                ...(users !== undefined ? { users, think_time_ms: opts.thinkTime } : {}),
               },
         trace: trace.summary(table),
         conversations: plan === undefined ? null : summariseConversations(table),
