@@ -30,7 +30,6 @@ process.stdout.write(
     chunks: run.table.known('chunks', { all: true }).reduce((a, b) => a + b, 0),
     maxRssKb: process.resourceUsage().maxRSS,
     keptKb: Math.round((kept.heapUsed + kept.external) / 1024),
-    rows: run.table.length,
     requests: s.requests,
     successRate: s.success_rate,
     lag: s.dispatch_lag_ms,
