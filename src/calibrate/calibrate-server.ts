@@ -389,7 +389,9 @@ async function calibrate(
   const overheads = new Map(lengthsMeasured.map((len) => [len, overheadLine[0] + overheadLine[1] * len]))
   for (const p of prefill) p.overhead_ms = overheads.get(p.prompt_tokens) as number
   opts.onProbe?.(
-    `simulator and client overhead on this machine: ${[...measured.values()].map((v) => v.toFixed(2)).join(', ')} ms; ` +
+    `simulator and client overhead on this machine: ${[...measured.values()]
+      .map((v) => v.toFixed(2))
+      .join(', ')} ms; ` +
       `taken off each prefill as ${overheadLine[0].toFixed(2)} ms + ${(overheadLine[1] * 1000).toFixed(2)} µs/token`,
   )
   // decode: closed-loop users at rising concurrency, at a short and a long context
