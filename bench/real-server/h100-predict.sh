@@ -149,15 +149,16 @@ loadsteps)
   ;;
 tail)
   # closed-loop users 16 and 32: is the TTFT tail the wait before a prompt or its processing? (tail-probe.py) A
-  # fresh server, then another filled with 1,024 tokens a slot, each with its log (each launch and prompt timed)
-  serve "$out/llama-server-fresh.log" "${server[@]}" --log-timestamps
+  # fresh server, then another filled with 1,024 tokens a slot, each with its log (each launch and prompt timed: c392e5094
+  # prints --log-timestamps only with --log-prefix; session 27's logs, with the first alone, have no times)
+  serve "$out/llama-server-fresh.log" "${server[@]}" --log-prefix --log-timestamps
   python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:8080 "$out/tail.jsonl" fresh
   # SIGTERM alone left port 8080 held for 30 s once (session 26): the used half never started
   kill $pid 2>/dev/null || true
   sleep 3
   kill -9 $pid 2>/dev/null || true
   wait $pid 2>/dev/null || true
-  serve "$out/llama-server-used.log" "${server[@]}" --log-timestamps
+  serve "$out/llama-server-used.log" "${server[@]}" --log-prefix --log-timestamps
   python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:8080 "$out/tail.jsonl" used 1024
   ;;
 drift)
