@@ -6,14 +6,15 @@
 #   run(command: 'bash bench/real-server/h100-predict.sh used', carry: ['.device'])       # table, every slot used
 #   run(command: 'bash bench/real-server/h100-predict.sh history', carry: ['.device'])    # a series for the gate
 #   gpus: a CLI run with --gpus auto (issue 47); churn: the same pinned steps on a server filled in order and on one
-#   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone; STEADY=1 with
+#   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone (used: from the
+#   state the rows leave, every slot 256 + 127 tokens); batch: several prompts at once (batch-probe.py); STEADY=1 with
 #   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts)
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|batch|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -166,6 +167,11 @@ drift)
   serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/drift-probe.py" http://127.0.0.1:8080 "$out/drift.jsonl" ${ROUNDS:-40}
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$out/gpu-after.txt" 2>&1 || true
+  ;;
+batch)
+  # four and eight prompts at once against one prompt of their tokens, at five occupancies (batch-probe.py)
+  serve "$out/llama-server.log" "${server[@]}"
+  python3 "$repo/bench/real-server/batch-probe.py" http://127.0.0.1:8080 "$out/batch.jsonl" ${FILLS:-}
   ;;
 mixed)
   # a prompt's cost among N decoding streams, in the server's own prompt_ms (mixed-probe.py)

@@ -215,14 +215,26 @@ const fill = (dir: string): BenchOptions => ({
   dataset: { kind: 'random', inputLen: 1024, outputLen: 1, rangeRatio: 1 },
 })
 
+// the state the rows leave the used server in (every slot 256 + 127 tokens, 24,512 cells): for a capacity search
+// without the rows (ONLY=capacity), which from the fill's 65,536 cells found 0 req/s on both sides (session 27)
+const settle = (dir: string): BenchOptions => ({
+  ...common(join(outDir, dir)),
+  users: 64,
+  requests: 64,
+  dataset: { kind: 'random', inputLen: INPUT, outputLen: OUTPUT, rangeRatio: 1 },
+})
+const settleToo = state === 'used' && process.env['ONLY'] === 'capacity'
+
 try {
   if (state === 'used' && earlier === undefined) {
     await startServer()
     await benchRequests({ url }, fill('used-fill'))
+    if (settleToo) await benchRequests({ url }, { ...settle('used-settle'), ...realBody })
   }
   if (history) {
     usedSim = await startProfileWorker('sim-used', profile as string, outDir)
     await benchRequests({ url: usedSim.url }, fill('used-fill-sim'))
+    if (settleToo) await benchRequests({ url: usedSim.url }, settle('used-settle-sim'))
   }
   // the Poisson rates are fractions of the real capacity: a first estimate from the earlier tables (RATE_BASE), the
   // search itself last, so that a call cut short by its time limit still has every row (each printed as measured)

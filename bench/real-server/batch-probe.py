@@ -1,0 +1,75 @@
+"""Does a batch of several prompts cost what one prompt of their tokens does? calibrate's prefill table is measured with
+one prompt in slot 0, and session 27's users-4 rows read four 256-token prompts at once 0.5-0.75x of what that table
+says for 1,024 tokens at the same cells held. At each occupancy (every slot filled in turn with L tokens: 0, 64, 128,
+256, 512 a slot, ~0-33k cells), five rounds each of: one 256-token prompt in slot 0, one 1,024-token prompt in slot 0,
+four 256-token prompts started together in slots 0-3, eight in slots 0-7 — each round's client time until the last
+answer (n_predict 1) and llama.cpp's own prompt_ms; slots 0-7 refilled to L after every round, so each round meets
+the same cells. Not a test: h100-predict.sh batch.
+
+  python3 batch-probe.py URL OUT.jsonl [FILLS…]
+"""
+
+import json
+import statistics
+import sys
+import threading
+import time
+
+from llama_probe import Server
+
+URL, OUT = sys.argv[1], sys.argv[2]
+FILLS = [int(x) for x in sys.argv[3:]] or [0, 64, 128, 256, 512]
+ROUNDS = 5
+server = Server(URL, 27)
+post, kv, ids = server.post, server.kv, server.ids
+out = open(OUT, "a")
+
+
+def fill(slots, length):
+    """Each slot's context replaced by `length` new tokens (none: the slot emptied of what a round put there)."""
+    for slot in slots:
+        if length > 0:
+            post({"prompt": ids(length), "n_predict": 1, "id_slot": slot, "cache_prompt": True})
+        else:
+            # a one-token prompt: the least a slot can hold
+            post({"prompt": ids(1), "n_predict": 1, "id_slot": slot, "cache_prompt": True})
+
+
+def together(prompts):
+    """The prompts sent at once, prompt i pinned to slot i: the client's ms until the last answer, each prompt_ms."""
+    got = [None] * len(prompts)
+    start = threading.Barrier(len(prompts) + 1)
+
+    def one(i):
+        start.wait()
+        got[i] = post({"prompt": prompts[i], "n_predict": 1, "id_slot": i, "cache_prompt": True})
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(prompts))]
+    for t in threads:
+        t.start()
+    start.wait()
+    t0 = time.perf_counter()
+    for t in threads:
+        t.join()
+    return (time.perf_counter() - t0) * 1000, [g["timings"]["prompt_ms"] for g in got]
+
+
+CASES = [("one-256", [256]), ("one-1024", [1024]), ("four-256", [256] * 4), ("eight-256", [256] * 8)]
+
+for length in FILLS:
+    fill(range(64), length)
+    for name, sizes in CASES:
+        walls, prompt_ms, held = [], [], []
+        for _ in range(ROUNDS):
+            held.append(kv())
+            wall, pm = together([ids(n) for n in sizes])
+            walls.append(wall)
+            prompt_ms.append(max(pm))
+            fill(range(8), length)
+            time.sleep(0.05)
+        row = {"fill": length, "case": name, "tokens": sum(sizes), "prompts": len(sizes), "kv": statistics.median(held),
+               "client_ms_p50": statistics.median(walls), "prompt_ms_max_p50": statistics.median(prompt_ms),
+               "client_ms": walls, "prompt_ms_max": prompt_ms}
+        out.write(json.dumps(row) + "\n")
+        out.flush()
+        print(json.dumps({k: v for k, v in row.items() if k not in ("client_ms", "prompt_ms_max")}), flush=True)
