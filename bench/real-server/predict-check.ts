@@ -115,6 +115,29 @@ const steadyFigures = (r: BenchRun, users: number): Figures => {
     tpot_p90: percentileSorted(tpot, 90),
   }
 }
+/**
+ * A closed-loop run's TTFT and TPOT medians by round (the rows in arrival order, `users` at a time): how they move as
+ * the cells held grow or a used cache is replaced. Session 27 read the model's misses off these by hand (users 4 fresh:
+ * the real TTFT grew ~12 ms a round, the simulated ~23).
+ */
+const byRound = (r: BenchRun, users: number): { ttft: number[]; tpot: number[] } => {
+  const rows = [...r.records].filter((x) => x.success).sort((a, b) => a.arrival_time - b.arrival_time)
+  const median = (xs: number[]): number =>
+    percentileSorted(
+      [...xs].sort((a, b) => a - b),
+      50,
+    )
+  const ttft: number[] = []
+  const tpot: number[] = []
+  for (let i = 0; i < rows.length; i += users) {
+    const round = rows.slice(i, i + users)
+    const ms = (k: 'client_ttft' | 'tpot'): number[] =>
+      round.map((x) => (x[k] ?? Number.NaN) * 1000).filter(Number.isFinite)
+    ttft.push(Number(median(ms('client_ttft')).toFixed(1)))
+    tpot.push(Number(median(ms('tpot')).toFixed(2)))
+  }
+  return { ttft, tpot }
+}
 // the server's own prefill (llama.cpp's timings.prompt_ms) beside them: client TTFT less it is the wait
 const figures = (r: BenchRun): Figures & { prefill_p50?: number; prefill_p90?: number } => {
   const t = r.summary.metrics.client_ttft
@@ -175,12 +198,25 @@ async function point(name: string, load: Partial<BenchOptions>, seed: number) {
     ])
     const users = steady ? load.users : undefined
     const of = (r: BenchRun): Figures => (users === undefined ? figures(r) : steadyFigures(r, users))
+    const rounds =
+      load.users === undefined
+        ? undefined
+        : {
+            ...(real === undefined ? {} : { real: byRound(real, load.users) }),
+            sim: byRound(predicted, load.users),
+          }
+    if (rounds !== undefined)
+      console.log(
+        `${name} by round, TTFT p50 (ms): real ${rounds.real?.ttft.join(' ') ?? '(earlier table)'}; ` +
+          `sim ${rounds.sim.ttft.join(' ')}`,
+      )
     return {
       name,
       kv,
       measured: real === undefined ? (known as { measured: Figures }).measured : of(real),
       predicted: of(predicted),
       ok: real?.summary.success_rate ?? 1,
+      ...(rounds === undefined ? {} : { rounds }),
     }
   } finally {
     if (sim !== usedSim) await sim.stop()
