@@ -1,10 +1,10 @@
 """Does a batch of several prompts cost what one prompt of their tokens does? calibrate's prefill table is measured with
 one prompt in slot 0, and session 27's users-4 rows read four 256-token prompts at once 0.5-0.75x of what that table
 says for 1,024 tokens at the same cells held. At each occupancy (every slot filled in turn with L tokens: 0, 64, 128,
-256, 512 a slot, ~0-33k cells), five rounds each of: one 256-token prompt in slot 0, one 1,024-token prompt in slot 0,
-four 256-token prompts started together in slots 0-3, eight in slots 0-7 — each round's client time until the last
-answer (n_predict 1) and llama.cpp's own prompt_ms; slots 0-7 refilled to L after every round, so each round meets
-the same cells. Not a test: h100-predict.sh batch.
+256, 512 a slot, ~0-33k cells), five rounds each of: one 256-token prompt in slot 0, one 1,024-token prompt, two of
+512 and four of 256 started together (slots 0-3), one of 2,048 and eight of 256 (slots 0-7) — each round's client
+time until the last answer (n_predict 1) and llama.cpp's own prompt_ms; slots 0-7 refilled to L after every round,
+so each round meets the same cells. Not a test: h100-predict.sh batch.
 
   python3 batch-probe.py URL OUT.jsonl [FILLS…]
 """
@@ -54,7 +54,10 @@ def together(prompts):
     return (time.perf_counter() - t0) * 1000, [g["timings"]["prompt_ms"] for g in got]
 
 
-CASES = [("one-256", [256]), ("one-1024", [1024]), ("four-256", [256] * 4), ("eight-256", [256] * 8)]
+# the same tokens one way and another: 1,024 as one prompt, two of 512 and four of 256 (two 512-token micro-batches
+# each); 2,048 as one prompt and eight of 256 (four micro-batches)
+CASES = [("one-256", [256]), ("one-1024", [1024]), ("two-512", [512] * 2), ("four-256", [256] * 4),
+         ("one-2048", [2048]), ("eight-256", [256] * 8)]
 
 for length in FILLS:
     fill(range(64), length)
