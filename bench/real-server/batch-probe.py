@@ -26,13 +26,9 @@ out = open(OUT, "a")
 
 
 def fill(slots, length):
-    """Each slot's context replaced by `length` new tokens (none: the slot emptied of what a round put there)."""
+    """Each slot's context replaced by `length` new tokens (0: by one token, the least a slot can hold)."""
     for slot in slots:
-        if length > 0:
-            post({"prompt": ids(length), "n_predict": 1, "id_slot": slot, "cache_prompt": True})
-        else:
-            # a one-token prompt: the least a slot can hold
-            post({"prompt": ids(1), "n_predict": 1, "id_slot": slot, "cache_prompt": True})
+        post({"prompt": ids(max(length, 1)), "n_predict": 1, "id_slot": slot, "cache_prompt": True})
 
 
 def together(prompts):

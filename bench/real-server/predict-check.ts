@@ -97,17 +97,21 @@ type Figures = { ttft_p50: number; ttft_p90: number; tpot_p50: number; tpot_p90:
  * tail-probe.py). The Poisson rows and the capacity search are as before.
  */
 const steady = process.env['STEADY'] === '1'
+type Row = BenchRun['records'][number]
+/** A run's successful rows in the order they were sent. */
+const bySend = (r: BenchRun): Row[] =>
+  [...r.records].filter((x) => x.success).sort((a, b) => a.arrival_time - b.arrival_time)
+/** The rows' TTFT or TPOT in ms, ascending, the unknown left out. */
+const sortedMs = (rows: Row[], k: 'client_ttft' | 'tpot'): number[] =>
+  rows
+    .map((x) => (x[k] ?? Number.NaN) * 1000)
+    .filter(Number.isFinite)
+    .sort((a, b) => a - b)
 /** A closed-loop run's figures past its first round: the rows sent after the `users` earliest. */
 const steadyFigures = (r: BenchRun, users: number): Figures => {
-  const rows = [...r.records].filter((x) => x.success).sort((a, b) => a.arrival_time - b.arrival_time)
-  const later = rows.slice(users)
-  const sorted = (k: 'client_ttft' | 'tpot'): number[] =>
-    later
-      .map((x) => (x[k] ?? Number.NaN) * 1000)
-      .filter(Number.isFinite)
-      .sort((a, b) => a - b)
-  const ttft = sorted('client_ttft')
-  const tpot = sorted('tpot')
+  const later = bySend(r).slice(users)
+  const ttft = sortedMs(later, 'client_ttft')
+  const tpot = sortedMs(later, 'tpot')
   return {
     ttft_p50: percentileSorted(ttft, 50),
     ttft_p90: percentileSorted(ttft, 90),
@@ -121,20 +125,13 @@ const steadyFigures = (r: BenchRun, users: number): Figures => {
  * the real TTFT grew ~12 ms a round, the simulated ~23).
  */
 const byRound = (r: BenchRun, users: number): { ttft: number[]; tpot: number[] } => {
-  const rows = [...r.records].filter((x) => x.success).sort((a, b) => a.arrival_time - b.arrival_time)
-  const median = (xs: number[]): number =>
-    percentileSorted(
-      [...xs].sort((a, b) => a - b),
-      50,
-    )
+  const rows = bySend(r)
   const ttft: number[] = []
   const tpot: number[] = []
   for (let i = 0; i < rows.length; i += users) {
     const round = rows.slice(i, i + users)
-    const ms = (k: 'client_ttft' | 'tpot'): number[] =>
-      round.map((x) => (x[k] ?? Number.NaN) * 1000).filter(Number.isFinite)
-    ttft.push(Number(median(ms('client_ttft')).toFixed(1)))
-    tpot.push(Number(median(ms('tpot')).toFixed(2)))
+    ttft.push(Number(percentileSorted(sortedMs(round, 'client_ttft'), 50).toFixed(1)))
+    tpot.push(Number(percentileSorted(sortedMs(round, 'tpot'), 50).toFixed(2)))
   }
   return { ttft, tpot }
 }
