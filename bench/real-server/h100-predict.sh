@@ -14,7 +14,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|batch|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
+step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -167,6 +167,17 @@ drift)
   serve "$out/llama-server.log" "${server[@]}"
   python3 "$repo/bench/real-server/drift-probe.py" http://127.0.0.1:8080 "$out/drift.jsonl" ${ROUNDS:-40}
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$out/gpu-after.txt" 2>&1 || true
+  ;;
+pin)
+  # four 256-token prompts pinned, left to the server, one-token and 128-token answers, and as a load's rounds, on a
+  # cache filled in turn and (a server restarted, on port 8081) on one filled by 64 prompts at once (pin-probe.py)
+  serve "$out/llama-server.log" "${server[@]}"
+  python3 "$repo/bench/real-server/pin-probe.py" http://127.0.0.1:8080 "$out/pin.jsonl" in-turn
+  kill -9 $pid && wait $pid 2>/dev/null || true
+  "${server[@]}" --port 8081 >"$out/llama-server-at-once.log" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do curl -sf http://127.0.0.1:8081/health >/dev/null 2>&1 && break; sleep 0.1; done
+  python3 "$repo/bench/real-server/pin-probe.py" http://127.0.0.1:8081 "$out/pin.jsonl" at-once
   ;;
 batch)
   # four and eight prompts at once against one prompt of their tokens, at five occupancies (batch-probe.py)
