@@ -40,7 +40,7 @@ export interface CalibratedProfile {
     }
     /** What choosing a slot costs the server's loop, per prompt token per token idle slots hold. */
     slotSelectPerTokenCellMs?: number
-    /** And what it costs whatever the slots hold (a line through the probes at two occupancies). */
+    /** And what it costs whatever the slots hold (a line through the probes at the occupancies). */
     slotSelectBaseMs?: number
   }
   maxRunningRequests: number
@@ -174,6 +174,16 @@ export function statedLimit(
 const STEADY_STREAMS = 2
 const STEADY_ROUNDS = 8
 
+/**
+ * The occupancies of the step table (llama.cpp): every slot holding this many tokens (64 slots: ~4k, 8k, 16k, 32k and
+ * 64k cells). A step's cost bends between them: on the H100 one 2,048-token prompt took 91, 104, 280 and 538 ms at
+ * 4k, 8k, 16k and 33k cells (batch-probe.py, session 28), so two occupancies (16k and 64k) drew a straight line from
+ * the empty cache that read session 27's users-4 rounds ~40 % slow in their middle.
+ */
+const FILL_PER_SLOT = [64, 128, 256, 512, 1024]
+/** Requests a prefill probe is the median of: as found (its first point, the fit's base), and at each occupancy. */
+const PREFILL_REQUESTS_AS_FOUND = 9
+const PREFILL_REQUESTS_AT_STATE = 5
 /** The step table's rows (llama.cpp): prompt lengths and streams probed at every occupancy. */
 const TABLE_LENGTHS = [32, 128, 256, 512, 1024, 2048]
 // 2 as well as 1: llama.cpp's CUDA backend replays a CUDA graph for a one-token batch only, so one stream is
@@ -287,10 +297,10 @@ async function calibrate(
     ? "mixed (llama.cpp's server batches prompt tokens with the streams' tokens)"
     : "prefill-first (SGLang's scheduler)"
   // llama.cpp's unified KV cache: idle slots keep their contexts and every token attends over every occupied cell, so
-  // the step time depends on what the cache holds: probed as the server is found, then with every slot used twice
+  // the step time depends on what the cache holds: probed as the server is found, then with every slot holding more and more
   const unified = llamacpp && typeof (await kv()) === 'number'
   const perSlot = Math.floor(contextLength / 4)
-  const fillLens = [...new Set([Math.min(256, perSlot), Math.min(1024, perSlot)])]
+  const fillLens = [...new Set(FILL_PER_SLOT.map((l) => Math.min(l, perSlot)))]
   if (llamacpp)
     limits['kvCache'] = unified
       ? 'unified (llama.cpp): idle slots keep their contexts and every token attends over every occupied cell; ' +
@@ -339,7 +349,11 @@ async function calibrate(
   }
   const prefillTtft = async (url: string, len: number, server: boolean, state = '', pin = true): Promise<number> => {
     const what = `${server ? 'prefill' : 'simulator-overhead'}-${len}${state === '' ? '' : `-${state}`}`
-    const run = await prefillRun(url, what, len, { requests: state === '' ? 9 : 3, server, pin })
+    const run = await prefillRun(url, what, len, {
+      requests: state === '' ? PREFILL_REQUESTS_AS_FOUND : PREFILL_REQUESTS_AT_STATE,
+      server,
+      pin,
+    })
     // one output token: its whole latency is the prefill's where no first token was seen (llama.cpp holds back a byte
     // token that is not yet whole UTF-8, so a random-weight model's one token can arrive as no text at all)
     const m = run.summary.metrics
@@ -413,8 +427,8 @@ async function calibrate(
     await decodeProbe(c, prompt, 'as found')
   }
   if (unified) {
-    // every slot used once and holding its context, as a server that has served many requests is found: at two
-    // occupancies, the prefills in slot 0 and streams in the least recently used slots, for the table the simulator
+    // every slot used and holding its context, as a server that has served many requests is found: at each occupancy
+    // (FILL_PER_SLOT), the prefills in slot 0 and streams in the least recently used slots, for the table the simulator
     // reads (a step's time by its tokens and the cells held)
     for (const fillLen of fillLens) {
       const state = `every slot holds ${fillLen}`

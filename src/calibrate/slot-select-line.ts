@@ -3,7 +3,7 @@ import { fitNonNegative } from './least-squares.ts'
 const round = (v: number): number => Number(v.toPrecision(4))
 
 /**
- * What choosing a slot costs: a line through the probes at two occupancies (a fixed part — the task's launch — and a
+ * What choosing a slot costs: a line through the probes at the occupancies (a fixed part — the task's launch — and a
  * part per prompt token per token held, llama.cpp's common_lcs over every idle slot), or with one probe the fullest
  * cache's cost per token held (it stands out of the TTFT's noise there; at 16k tokens held it is a few ms).
  */
