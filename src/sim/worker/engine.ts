@@ -71,7 +71,7 @@ export class SimEngine {
     if (cfg.profile.unifiedKv !== undefined) {
       const n = cfg.maxRunningRequests
       const held = Math.min(cfg.kvCacheTokens ?? 0, cfg.maxTotalTokens)
-      this.#cells = new KvCells(cfg.maxTotalTokens)
+      this.#cells = new KvCells(cfg.maxTotalTokens, cfg.profile.unifiedKv.defragMaxMoves)
       for (let i = 0; i < n; i++) {
         const retained = Math.floor(held / n) + (i < held % n ? 1 : 0)
         this.#slots.push({ seq: i, retained, lastUsed: -1, busy: false })

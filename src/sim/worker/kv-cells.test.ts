@@ -62,3 +62,38 @@ test("a sequence's cells are freed wherever they lie; the window falls back to t
   cells.free(0)
   expect([cells.used, cells.window]).toEqual([0, 32])
 })
+
+test('a defrag moves at most max_moves runs of cells: streams that decoded side by side leave one-cell holes, one move each, so a used cache compacts over several steps', () => {
+  // 16 streams of 128 prompt tokens, then 120 tokens each decoded side by side: their cells interleave
+  const decoded = (c: KvCells): KvCells => {
+    for (let s = 0; s < 16; s++) c.placeStep([[s, 128]])
+    for (let t = 0; t < 120; t++) c.placeStep(Array.from({ length: 16 }, (_, s) => [s, 1] as const))
+    // six of them end: their prompts' runs and 120 one-cell holes each among the others' tokens
+    for (const s of [0, 3, 5, 8, 11, 14]) c.free(s)
+    return c
+  }
+  const cells = decoded(new KvCells(65536, 85))
+  const held = 10 * 248
+  expect([cells.used, cells.window]).toEqual([held, 16 * 248])
+  const windows: number[] = []
+  for (let step = 0; step < 10; step++) {
+    cells.placeStep([
+      [1, 1],
+      [2, 1],
+    ])
+    windows.push(cells.window)
+  }
+  // 85 runs a step: the first step's window is still over a tenth wider than the cells held, and it narrows step by
+  // step until within that tenth, where the server stops compacting
+  expect(windows[0]).toBeGreaterThan((held + 32) / 0.9)
+  for (let i = 1; i < windows.length; i++) expect(windows[i]).toBeLessThanOrEqual(windows[i - 1] as number)
+  const settled = windows.findIndex((w, i) => 1 - (held + 2 * (i + 1) + 32) / w <= 0.1)
+  expect(settled).toBeGreaterThan(2)
+  // without the limit the same cache is compacted in one step
+  const once = decoded(new KvCells(65536))
+  once.placeStep([
+    [1, 1],
+    [2, 1],
+  ])
+  expect(once.window).toBe(Math.ceil((held + 2) / 32) * 32)
+})

@@ -28,9 +28,13 @@ export class KvCells {
   /** One past the highest occupied cell. */
   #max = 0
 
-  constructor(size: number) {
+  /** The most runs of cells one defrag moves (llama.cpp's max_moves); undefined: every cell at once. */
+  readonly #maxMoves: number | undefined
+
+  constructor(size: number, maxMoves?: number) {
     this.#size = size
     this.#owner = new Int32Array(size).fill(-1)
+    this.#maxMoves = maxMoves
   }
 
   get used(): number {
@@ -148,7 +152,80 @@ export class KvCells {
   #defragIfFragmented(): void {
     const window = this.window
     if (window < DEFRAG_MIN_WINDOW) return
-    if (1 - (this.#used + WINDOW_PAD) / window > DEFRAG_THRESHOLD) this.#compact()
+    if (1 - (this.#used + WINDOW_PAD) / window > DEFRAG_THRESHOLD)
+      this.#maxMoves === undefined ? this.#compact() : this.#defrag(this.#maxMoves)
+  }
+
+  /**
+   * llama_kv_cache_defrag_impl: each hole below the cells held, from the first, filled with the last occupied cells
+   * not yet moved, until `maxMoves` runs of cells have moved ((max_nodes − 2·n_layer) / (6·n_layer): 85 for a model
+   * of 16 layers). A cache whose streams decoded side by side holds one-cell holes once a slot is freed, one move each,
+   * so it takes many steps to compact, and meanwhile every step attends over the wider window.
+   */
+  #defrag(maxMoves: number): void {
+    const owner = this.#owner
+    const nUsed = this.#used
+    // one past the last occupied cell not yet moved: the sources are taken from the end, so it only falls
+    let end = this.#max
+    let moves = 0
+    for (let i0 = 0; i0 < nUsed; i0++) {
+      if ((owner[i0] as number) >= 0) continue
+      let nh = 1
+      while (i0 + nh < nUsed && (owner[i0 + nh] as number) < 0) nh++
+      // from the end, the nh occupied cells (llama.cpp scans from n_kv each time; the cells past `end` are moved)
+      let nf = 0
+      let is = end - 1
+      for (; is > i0; is--) {
+        if ((owner[is] as number) < 0) continue
+        if (++nf === nh) break
+      }
+      if (nf < nh) break
+      nf = 0
+      let cont = false
+      let stop = false
+      let i1 = is
+      for (; i1 < end; i1++) {
+        if ((owner[i1] as number) < 0) {
+          if (moves === maxMoves) {
+            stop = true
+            break
+          }
+          cont = false
+          continue
+        }
+        owner[i0 + nf] = owner[i1] as number
+        owner[i1] = -1
+        if (!cont) {
+          moves++
+          cont = true
+        }
+        if (++nf === nh) break
+      }
+      if (stop || moves === maxMoves) break
+      end = is
+      i0 += nh - 1
+    }
+    if (moves === 0) return
+    this.#rebuildRuns()
+    this.#head = nUsed
+  }
+
+  /** Each sequence's runs and the highest occupied cell, read off the cells (after cells moved). */
+  #rebuildRuns(): void {
+    this.#runs.clear()
+    let max = 0
+    const owner = this.#owner
+    for (let i = 0; i < this.#max; i++) {
+      const seq = owner[i] as number
+      if (seq < 0) continue
+      max = i + 1
+      const runs = this.#runs.get(seq)
+      if (runs !== undefined && (runs[runs.length - 2] as number) + (runs[runs.length - 1] as number) === i)
+        runs[runs.length - 1] = (runs[runs.length - 1] as number) + 1
+      else if (runs === undefined) this.#runs.set(seq, [i, 1])
+      else runs.push(i, 1)
+    }
+    this.#max = max
   }
 
   /** Every occupied cell moved down into the holes, in order: the window is then the cells held. */

@@ -33,6 +33,7 @@ const profileFileSchema = z.object({
         .optional(),
       slotSelectPerTokenCellMs: ms.optional(),
       slotSelectBaseMs: ms.optional(),
+      defragMaxMoves: count.optional(),
     })
     .optional(),
   maxRunningRequests: count,

@@ -88,6 +88,11 @@ export interface UnifiedKv {
   slotSelectPerTokenCellMs?: number
   /** And what taking a task costs the loop whatever the slots hold (its launch), ms: the line's other term. */
   slotSelectBaseMs?: number
+  /**
+   * The most runs of cells one defragmentation moves (llama.cpp's max_moves, (max(8192, 5 × tensors) − 2·n_layer) /
+   * (6·n_layer): 85 for 16 layers, 16 for 80): a used cache compacts over many steps. Absent: at once.
+   */
+  defragMaxMoves?: number
 }
 
 export const PROFILES: Readonly<Record<string, SpeedProfile>> = {
