@@ -18,7 +18,10 @@ step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
-# DEVICE=.device-llama (the llama.cpp parts alone) for the python probes: the tree and .device pass 64 MiB together
+# DEVICE=.device-llama (the llama.cpp parts alone) for the python probes: the tree and .device pass 64 MiB together.
+# DEVICE=.device-all (session 28, 63 MB): an earlier call's llama-bin.tar.xz.* (recompressed, xz -9e), node stripped
+# (`strip`, xz -9e: 27 MB), node_modules without *.d.ts, *.map, *.md, LICENSE* (2.4 MB) and gguf-py alone as
+# llama-src.tar.xz: every step, the node ones too, without the 260-s build
 dev=$repo/${DEVICE:-.device}
 if [ ! -x /tmp/w/node ] && [ -f "$dev/node.xz" ]; then
   xz -dc "$dev/node.xz" >/tmp/w/node && chmod +x /tmp/w/node
