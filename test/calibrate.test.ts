@@ -116,6 +116,8 @@ test('calibrate refuses what it cannot use before it sends anything', async () =
     '0.01,4',
     '--point-s',
     '10',
+    '--layers',
+    '16.5',
     '--out',
     tmpdir(),
   ])
@@ -124,6 +126,7 @@ test('calibrate refuses what it cannot use before it sends anything', async () =
   expect(r.stderr).toContain('--api: expected generate, completions or chat, got "grpc"')
   expect(r.stderr).toContain('--budget-s: expected a positive number, got "-3"')
   expect(r.stderr).toContain('--validate-slo: ttft needs an aggregation')
+  expect(r.stderr).toContain('--layers: expected a whole number of layers, got "16.5"')
   // a held-out point lasts --point-s: 0.01 req/s would have sent its 20 requests over 33 minutes
   expect(r.stderr).toContain(
     '--validate-rates: 0.01 req/s sends 0 requests in a 10 s point, and a point needs 20 (2000 s at this rate)',

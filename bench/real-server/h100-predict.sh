@@ -98,7 +98,7 @@ calibrate)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1 || true
   serve "$out/llama-server.log" "${server[@]}"
   start=$(date +%s)
-  cli calibrate http://127.0.0.1:8080 --api completions --name llamacpp-h100-random-0.8b --budget-s 200 \
+  cli calibrate http://127.0.0.1:8080 --api completions --name llamacpp-h100-random-0.8b --budget-s 200 --layers 16 \
     --out "$llama/profile.json" --work-dir /tmp/w/cal 2>&1 | tee "$out/calibrate.log"
   echo "calibrated in $(($(date +%s) - start)) s of GPU time" | tee -a "$out/calibrate.log"
   cp "$llama/profile.json" "$out/profile.json"

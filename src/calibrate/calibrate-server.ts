@@ -120,12 +120,25 @@ export interface CalibrateOptions {
   apiKey?: string
   /** Stop adding probes past this many seconds. @default 300 */
   budgetS?: number
+  /**
+   * llama.cpp: the model's layers, which set how many runs of KV cells a defragmentation moves a step (the server
+   * does not say them). The profile's unifiedKv.defragMaxMoves; without it the simulator compacts at once.
+   */
+  layers?: number
   /** Where the probe runs' folders go. */
   workDir: string
   name?: string
   /** Told each probe as it ends. */
   onProbe?: (line: string) => void
   signal?: AbortSignal
+}
+
+/**
+ * llama.cpp's max_moves for a model of `layers` layers (c392e5094's llama_kv_cache_defrag_impl): (max_nodes −
+ * 2·n_layer) / (6·n_layer), max_nodes max(8192, 5 × its tensors), 8192 below ~160 layers of ~10 tensors each.
+ */
+export function defragMaxMoves(layers: number): number {
+  return Math.max(1, Math.floor((8192 - 2 * layers) / (6 * layers)))
 }
 
 /** SGLang's defaults where a server states nothing. */
@@ -617,6 +630,7 @@ async function calibrate(
             ...u.unifiedKv,
             table: u.table,
             ...slotSelectLine(slotChoice),
+            ...(opts.layers === undefined ? {} : { defragMaxMoves: defragMaxMoves(opts.layers) }),
           },
         }),
     maxRunningRequests: maxRunning,

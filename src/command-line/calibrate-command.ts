@@ -16,6 +16,11 @@ const CALIBRATE_FLAGS = {
   model: { type: 'string', arg: 'NAME', help: "the request's model field" },
   'api-key': { type: 'string', arg: 'KEY', help: 'a bearer token (or LLM_PERF_API_KEY)' },
   'budget-s': { type: 'string', arg: 'S', help: 'stop adding probes after S seconds (default 300)' },
+  layers: {
+    type: 'string',
+    arg: 'N',
+    help: "llama.cpp: the model's layers, for how many runs of KV cells its defrag moves a step",
+  },
   out: { type: 'string', arg: 'FILE', help: 'the profile (default profile.json)' },
   name: { type: 'string', arg: 'NAME', help: "the profile's name" },
   validate: {
@@ -45,7 +50,7 @@ step-time model to it: isolated prefills at several prompt lengths (TTFT = base 
 several concurrencies and two context lengths (TPOT = base + per-sequence · c + per-context-token · c · context),
 the limits from /server_info or /props. Against llama.cpp's server (started with --metrics), whose unified KV cache
 keeps idle slots' contexts and attends over them, it probes the server as found and again with every slot holding
-256 and 1,024 tokens (prefills pinned to slot 0, so the cells held are what it put there) and keeps the step times
+64, 128, 256, 512 and 1,024 tokens (prefills pinned to slot 0, so the cells held are what it put there) and keeps the step times
 measured, by the batch's tokens and the cells held (its /metrics kv_cache_tokens), for the simulator to read: a used
 server is several times slower.
 Probing takes 3–6 minutes on a GPU server (--budget-s bounds it). Writes profile.json for \`sim-server --profile profile.json\` and
@@ -78,6 +83,9 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     return n
   }
   const budgetS = number('budget-s', values['budget-s'])
+  const layers = number('layers', values.layers)
+  if (layers !== undefined && layers > 0 && !Number.isInteger(layers))
+    problems.push(`--layers: expected a whole number of layers, got ${JSON.stringify(values.layers)}`)
   const pointS = number('point-s', values['point-s'])
   const rates = values['validate-rates']?.split(',').map((r) => number('validate-rates', r.trim()) as number)
   // a point lasts --point-s: a rate too low to send a p90's worth of requests in it is said now, not found after a
@@ -118,6 +126,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     ...base,
     workDir: join(workDir, 'probes'),
     ...(budgetS === undefined ? {} : { budgetS }),
+    ...(layers === undefined ? {} : { layers }),
     ...(values.name === undefined ? {} : { name: values.name }),
     onProbe: (line) => say(`  ${line}`),
   })
