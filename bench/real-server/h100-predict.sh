@@ -8,7 +8,9 @@
 #   gpus: a CLI run with --gpus auto (issue 47); churn: the same pinned steps on a server filled in order and on one
 #   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone (used: from the
 #   state the rows leave, every slot 256 + 127 tokens); batch: several prompts at once (batch-probe.py); STEADY=1 with
-#   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts)
+#   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts); WARM=1
+#   with fresh: each restarted server serves one request a slot and is emptied before the load (the fresh server's
+#   one ~0.9-s stall, session 28, out of the load)
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,

@@ -11,7 +11,8 @@
  * before the loads, then the loads one after another on that server, as a shared server is found; its simulator
  * lives through the same history, HISTORY=0 to start one for each load told only the cells held).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execa, type ResultPromise } from 'execa'
 import { startProfileWorker } from '../../src/calibrate/profile-worker.ts'
@@ -44,22 +45,55 @@ const INPUT = 256
 const OUTPUT = 128
 mkdirSync(outDir, { recursive: true })
 
+/**
+ * WARM=1 (fresh): each restarted server first serves one request a slot (256/16, all at once), then every slot is
+ * emptied (llama.cpp's /slots/N?action=erase, which needs --slot-save-path): the load meets an empty cache on a
+ * server past its first steps. On the H100 a freshly started server stalled ~0.9 s once, at its 3rd-5th step, in
+ * the first round of 8, 16 and 32 closed-loop users (session 28), and the users it held back stayed apart for the
+ * whole run: a CI job's server has served its health check and warm-up, not that.
+ */
+const warm = state === 'fresh' && process.env['WARM'] === '1'
+
 let server: ResultPromise | undefined
 async function startServer(): Promise<void> {
   if (server !== undefined) {
     server.kill('SIGTERM')
     await server.catch(() => undefined)
   }
-  server = execa(serverBin as string, [...serverArgs, '--port', String(port)], { reject: false, all: true })
+  const extra = warm ? ['--slot-save-path', mkdtempSync(join(tmpdir(), 'predict-check-slots-'))] : []
+  server = execa(serverBin as string, [...serverArgs, ...extra, '--port', String(port)], { reject: false, all: true })
   for (let i = 0; i < 600; i++) {
     const ok = await fetch(`${url}/health`).then(
       (r) => r.ok,
       () => false,
     )
-    if (ok) return
+    if (ok) {
+      if (warm) await warmAndEmpty()
+      return
+    }
     await new Promise((r) => setTimeout(r, 100))
   }
   throw new Error('llama-server did not become healthy in 60 s')
+}
+
+async function warmAndEmpty(): Promise<void> {
+  const props = (await (await fetch(`${url}/props`)).json()) as { total_slots?: number }
+  const slots = props.total_slots ?? 64
+  await benchRequests(
+    { url },
+    {
+      ...common(mkdtempSync(join(tmpdir(), 'predict-check-warm-'))),
+      ...realBody,
+      users: slots,
+      requests: slots,
+      dataset: { kind: 'random', inputLen: INPUT, outputLen: 16, rangeRatio: 1 },
+    },
+  )
+  for (let i = 0; i < slots; i++) {
+    const r = await fetch(`${url}/slots/${i}?action=erase`, { method: 'POST' })
+    if (!r.ok) throw new Error(`erasing slot ${i}: ${r.status} ${await r.text()}`)
+  }
+  console.log(`fresh server warmed (${slots} requests, one a slot) and emptied: ${await held()} KV cells held`)
 }
 
 async function held(): Promise<number> {
