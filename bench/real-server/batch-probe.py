@@ -12,7 +12,6 @@ so each round meets the same cells. Not a test: h100-predict.sh batch.
 import json
 import statistics
 import sys
-import threading
 import time
 
 from llama_probe import Server
@@ -33,21 +32,8 @@ def fill(slots, length):
 
 def together(prompts):
     """The prompts sent at once, prompt i pinned to slot i: the client's ms until the last answer, each prompt_ms."""
-    got = [None] * len(prompts)
-    start = threading.Barrier(len(prompts) + 1)
-
-    def one(i):
-        start.wait()
-        got[i] = post({"prompt": prompts[i], "n_predict": 1, "id_slot": i, "cache_prompt": True})
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(prompts))]
-    for t in threads:
-        t.start()
-    start.wait()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.join()
-    return (time.perf_counter() - t0) * 1000, [g["timings"]["prompt_ms"] for g in got]
+    return server.together([{"prompt": p, "n_predict": 1, "id_slot": i, "cache_prompt": True}
+                            for i, p in enumerate(prompts)])
 
 
 # the same tokens one way and another: 1,024 as one prompt, two of 512 and four of 256 (two 512-token micro-batches

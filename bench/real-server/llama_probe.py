@@ -37,6 +37,25 @@ class Server:
             got = json.loads(r.read())
         return (time.perf_counter() - t0) * 1000, got
 
+    def together(self, bodies):
+        """The bodies sent at once, a thread each, released together: the client's ms from the release to the last
+        answer, and each answer's own prompt_ms (llama.cpp's timings)."""
+        got = [None] * len(bodies)
+        start = threading.Barrier(len(bodies) + 1)
+
+        def one(i):
+            start.wait()
+            got[i] = self.post(bodies[i])
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
+        for t in threads:
+            t.start()
+        start.wait()
+        t0 = time.perf_counter()
+        for t in threads:
+            t.join()
+        return (time.perf_counter() - t0) * 1000, [g["timings"]["prompt_ms"] for g in got]
+
     def stream(self, body):
         """One streamed /completion: its send time, each event with its arrival time (time.perf_counter()), and the
         final event's timings."""

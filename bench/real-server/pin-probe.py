@@ -13,14 +13,13 @@ h100-predict.sh pin.
 import json
 import statistics
 import sys
-import threading
 import time
 
 from llama_probe import BYTE_TOKEN_BAN, Server
 
 URL, OUT = sys.argv[1], sys.argv[2]
 server = Server(URL, 28)
-post, kv, ids = server.post, server.kv, server.ids
+post, kv, ids, together = server.post, server.kv, server.ids, server.together
 out = open(OUT, "a")
 FILL = 256
 
@@ -32,25 +31,6 @@ def fill_in_turn(slots):
 
 def fill_at_once(slots):
     together([{"prompt": ids(FILL), "n_predict": 1, "id_slot": s, "cache_prompt": True} for s in slots])
-
-
-def together(bodies):
-    """The bodies sent at once: the client's ms until the last answer, each answer's prompt_ms."""
-    got = [None] * len(bodies)
-    start = threading.Barrier(len(bodies) + 1)
-
-    def one(i):
-        start.wait()
-        got[i] = post(bodies[i])
-
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(len(bodies))]
-    for t in threads:
-        t.start()
-    start.wait()
-    t0 = time.perf_counter()
-    for t in threads:
-        t.join()
-    return (time.perf_counter() - t0) * 1000, [g["timings"]["prompt_ms"] for g in got]
 
 
 def body(n, slot=None, predict=1):
