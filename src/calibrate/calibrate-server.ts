@@ -310,7 +310,8 @@ async function calibrate(
     ? "mixed (llama.cpp's server batches prompt tokens with the streams' tokens)"
     : "prefill-first (SGLang's scheduler)"
   // llama.cpp's unified KV cache: idle slots keep their contexts and every token attends over every occupied cell, so
-  // the step time depends on what the cache holds: probed as the server is found, then with every slot holding more and more
+  // the step time depends on what the cache holds: probed as the server is found, then with every slot holding more
+  // and more
   const unified = llamacpp && typeof (await kv()) === 'number'
   const perSlot = Math.floor(contextLength / 4)
   const fillLens = [...new Set(FILL_PER_SLOT.map((l) => Math.min(l, perSlot)))]

@@ -50,9 +50,9 @@ step-time model to it: isolated prefills at several prompt lengths (TTFT = base 
 several concurrencies and two context lengths (TPOT = base + per-sequence · c + per-context-token · c · context),
 the limits from /server_info or /props. Against llama.cpp's server (started with --metrics), whose unified KV cache
 keeps idle slots' contexts and attends over them, it probes the server as found and again with every slot holding
-64, 128, 256, 512 and 1,024 tokens (prefills pinned to slot 0, so the cells held are what it put there) and keeps the step times
-measured, by the batch's tokens and the cells held (its /metrics kv_cache_tokens), for the simulator to read: a used
-server is several times slower.
+64, 128, 256, 512 and 1,024 tokens (prefills pinned to slot 0, so the cells held are what it put there) and keeps
+the step times measured, by the batch's tokens and the cells held (its /metrics kv_cache_tokens), for the simulator
+to read: a used server is several times slower.
 Probing takes 3–6 minutes on a GPU server (--budget-s bounds it). Writes profile.json for \`sim-server --profile profile.json\` and
 topologies' \`sim: { profile }\`. With --validate it then runs held-out Poisson loads (a workload and rates the
 fit never saw) on the server and on the calibrated simulator, prints measured vs predicted TTFT and TPOT p50/p90

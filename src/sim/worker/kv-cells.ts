@@ -183,8 +183,7 @@ export class KvCells {
       nf = 0
       let cont = false
       let stop = false
-      let i1 = is
-      for (; i1 < end; i1++) {
+      for (let i1 = is; i1 < end; i1++) {
         if ((owner[i1] as number) < 0) {
           if (moves === maxMoves) {
             stop = true
@@ -214,16 +213,11 @@ export class KvCells {
   #rebuildRuns(): void {
     this.#runs.clear()
     let max = 0
-    const owner = this.#owner
     for (let i = 0; i < this.#max; i++) {
-      const seq = owner[i] as number
+      const seq = this.#owner[i] as number
       if (seq < 0) continue
       max = i + 1
-      const runs = this.#runs.get(seq)
-      if (runs !== undefined && (runs[runs.length - 2] as number) + (runs[runs.length - 1] as number) === i)
-        runs[runs.length - 1] = (runs[runs.length - 1] as number) + 1
-      else if (runs === undefined) this.#runs.set(seq, [i, 1])
-      else runs.push(i, 1)
+      this.#occupy(seq, i, 1)
     }
     this.#max = max
   }
