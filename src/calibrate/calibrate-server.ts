@@ -194,6 +194,16 @@ const STEADY_ROUNDS = 8
  * the empty cache that read session 27's users-4 rounds ~40 % slow in their middle.
  */
 const FILL_PER_SLOT = [64, 128, 256, 512, 1024]
+/**
+ * Decode steps in slot 0 after each fill, before the table's probes (llama.cpp): the table is keyed by the cells held
+ * and the simulator reads it at the window every token attends over, so each occupancy is measured where the two are
+ * one. The previous occupancy's streams leave one-cell holes and the fill's prompts go past them; llama.cpp closes holes
+ * while fragmentation (1 − held / window) is over --defrag-thold (0.1), at most ~85 runs of cells a step for 16
+ * layers: 512 steps move more runs than 64 slots' decode leaves (2-8 s on the H100). There (session 29) the 1,024-token
+ * row read 176.5 ms at 17k cells with it, 183 the session before without it (another machine): the probes' own steps
+ * had mostly compacted the cache; this makes sure, whatever the probes before it left.
+ */
+const SETTLE_STEPS = 512
 /** Requests a prefill probe is the median of: as found (its first point, the fit's base), and at each occupancy. */
 const PREFILL_REQUESTS_AS_FOUND = 9
 const PREFILL_REQUESTS_AT_STATE = 5
@@ -452,6 +462,13 @@ async function calibrate(
         dataset: { kind: 'random', inputLen: fillLen, outputLen: 1, rangeRatio: 1 },
       })
       ok(fill, 'fill')
+      const settle = await probe(`settle-every-slot-${fillLen}`, {
+        users: 1,
+        requests: 1,
+        dataset: { kind: 'random', inputLen: 32, outputLen: SETTLE_STEPS, rangeRatio: 1 },
+        extraBody: { id_slot: 0 },
+      })
+      ok(settle, 'settle')
       opts.onProbe?.(`every slot used (${maxRunning} × ${fillLen}-token prompts): ${await kv()} KV cells held`)
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, state)
       await slotChoiceProbe(state)
