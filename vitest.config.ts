@@ -37,11 +37,11 @@ const TIMING = [
  */
 const ALONE = ['test/calibrate.test.ts']
 /**
- * Studies that run alone: the capacity study's searches must find exactly 2× from speed 4 to 8, and routing-policies
- * runs its cluster at --speed 2 (this project's topology); it compares TTFT p50s 3× apart now, which once were p99s
- * that beside the calibrated cluster read cache_aware 81.1 ms against random's 77.9.
+ * Studies that run alone: the capacity study's searches must find exactly 2× from speed 4 to 8. routing-policies once
+ * ran alone too (p99s that beside the calibrated cluster read cache_aware 81.1 ms against random's 77.9); it compares
+ * TTFT p50s 3× apart now, and runs beside the calibrated cluster, whose worker had ~26 s free there.
  */
-const ALONE_STUDIES = ['studies/capacity.study.ts', 'studies/routing-policies.study.ts']
+const ALONE_STUDIES = ['studies/capacity.study.ts']
 /**
  * Files that run side by side, longest first: without the durations of an earlier run (a clean clone, CI) Vitest starts
  * the largest files first, and there bench-serving-meanings' 60 s file started a minute into unit-timing's pairs, and the 45 s
@@ -165,11 +165,10 @@ export default defineConfig({
       // the long studies (capacity searches, routing studies): `npx vitest run --project 'perf-long*'`; their paths
       // do not say "perf", so the main job's filter leaves them out. Two at a time (each keeps a 2-core machine about
       // half busy), then ALONE_STUDIES one at a time with the machine to themselves
-      twoAtATime(perfProject({ name: 'perf-long', include: ['studies/**/*.study.ts'] }), ALONE_STUDIES),
-      alone(
+      twoAtATime(
         perfProject({
-          name: 'perf-long-alone',
-          include: ALONE_STUDIES,
+          name: 'perf-long',
+          include: ['studies/**/*.study.ts'],
           topologies: {
             // at --speed 2: routing-policies.study.ts's 80 req/s is 40 at speed 1, in half the time
             cluster: {
@@ -182,7 +181,9 @@ export default defineConfig({
             },
           },
         }),
+        ALONE_STUDIES,
       ),
+      alone(perfProject({ name: 'perf-long-alone', include: ALONE_STUDIES })),
     ],
   },
 })
