@@ -5,6 +5,7 @@ import { requestObservation } from '../executors/arrival-loop.ts'
 import { type LoopCounts, newCounts } from '../executors/request-core.ts'
 import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
+import { unpackRows } from '../record/row-batch.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
 import { keepLoadThread, takeLoadThread } from './load-threads.ts'
 import type { FromShard, RunShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
@@ -105,12 +106,13 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
         else if (m.type === 'rows') {
           counts[t] = m.counts
           const seen = reported[t] as Uint8Array
-          for (const r of m.rows) {
+          const rows = unpackRows(m.rows)
+          for (const r of rows) {
             // req_id is `${runId}-${i}`, and this thread's k-th request is i = firstIndex + k · stride
             const i = Number(r.req_id.slice(r.req_id.lastIndexOf('-') + 1))
             seen[(i - spec.firstIndex) / stride] = 1
           }
-          run.onRecords(m.rows)
+          run.onRecords(rows)
         } else {
           counts[t] = m.counts
           health[t] = m.health

@@ -5,6 +5,7 @@ import { PackedDataset } from '../dataset/packed-dataset.ts'
 import { newCounts } from '../executors/request-core.ts'
 import { runRequestLoop } from '../executors/request-loops.ts'
 import type { RequestRecord } from '../record/request-record.ts'
+import { packRows, transferOf } from '../record/row-batch.ts'
 import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
 import { targetPool } from './target-pool.ts'
 
@@ -26,7 +27,9 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
   const post = (message: FromShard): void => port.postMessage(message)
   const flush = (): void => {
     if (rows.length === 0) return
-    post({ type: 'rows', rows, counts })
+    // as columns, their memory moved to the coordinator, not each row serialised key by key
+    const batch = packRows(rows)
+    port.postMessage({ type: 'rows', rows: batch, counts } satisfies FromShard, transferOf(batch))
     rows = []
   }
   const go = new Promise<ToShard & { type: 'go' }>((resolve) => {
@@ -40,7 +43,7 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
   const clock = startRunClock(origin)
   const timer = setInterval(() => {
     flush()
-    post({ type: 'rows', rows: [], counts })
+    post({ type: 'rows', rows: packRows([]), counts })
   }, FLUSH_MS)
   const loopDelay = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS })
   const eluBefore = performance.eventLoopUtilization()

@@ -3,7 +3,7 @@ import type { ClockOrigin } from '../common/clock.ts'
 import type { PackedDatasetData } from '../dataset/packed-dataset.ts'
 import type { Pacing } from '../executors/executor.ts'
 import type { LoopCounts } from '../executors/request-core.ts'
-import type { RequestRecord } from '../record/request-record.ts'
+import type { RowBatch } from '../record/row-batch.ts'
 import type { BodyOptions } from '../send/request-body.ts'
 import type { SendContext } from '../send/send-request.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
@@ -46,5 +46,5 @@ export interface ShardHealth {
 /** A shard to the coordinator. */
 export type FromShard =
   | { type: 'ready' }
-  | { type: 'rows'; rows: RequestRecord[]; counts: LoopCounts }
+  | { type: 'rows'; rows: RowBatch; counts: LoopCounts }
   | { type: 'done'; counts: LoopCounts; health: ShardHealth }
