@@ -1,8 +1,15 @@
 import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
 
-/** requests.csv's text columns (the flags apart): few rows set most of them. */
-const TEXT = ['req_id', 'error', 'host', 'finish_reason', 'error_type', 'server_timestamps', 'warning'] as const
+/** The two flag columns, one bit each. */
+const FLAGS = ['success', 'has_generated_text'] as const
+/**
+ * requests.csv's text columns: whatever is neither a number nor a flag, so a text column added to columns.ts crosses
+ * with the others (a list of its own would drop it to undefined).
+ */
+const TEXT = CSV_COLUMNS.filter(
+  (c) => !(NUMERIC_COLUMNS as readonly string[]).includes(c) && !(FLAGS as readonly string[]).includes(c),
+) as ReadonlyArray<Exclude<(typeof CSV_COLUMNS)[number], (typeof NUMERIC_COLUMNS)[number] | (typeof FLAGS)[number]>>
 const SUCCESS = 1
 const GENERATED = 2
 
