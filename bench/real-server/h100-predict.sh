@@ -11,12 +11,15 @@
 #   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts); WARM=1
 #   with fresh: each restarted server serves one request a slot and is emptied before the load (the fresh server's
 #   one ~0.9-s stall, session 28, out of the load)
+#   steplog (DEVICE=.device-sl: node, node_modules, the full source): the server patched to log every step
+#   (step-log-patch.py), step-probe.py's calibrate phases and a users-4 load (session 30); hog, layout: step-probe.py
+#   on the unpatched server. Keep $OUT to a few files: the device tool leaves out files past a count
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|fresh|used|history|explore|gpus|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
+step=${1:?usage: h100-predict.sh calibrate|steplog|hog|layout|fresh|used|history|explore|gpus|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -201,6 +204,46 @@ gpus)
     --gpus auto --out-dir /tmp/w/gpus 2>&1 | tee "$out/gpus.log"
   cp /tmp/w/gpus/*/summary.json /tmp/w/gpus/summary.json "$out/" 2>/dev/null || true
   (cd /tmp/w/gpus && tar czf "$out/gpus-run.tgz" .)
+  ;;
+hog | layout)
+  # step-probe.py on the unpatched server: hog, does the host's other work slow its steps (0, 8 and 16 busy processes
+  # beside it); layout, does the cells' order (runs or interleaved, the same cells held) slow a prompt
+  lscpu >"$out/cpu.txt" 2>&1 || true
+  mkdir -p /tmp/w/slots
+  serve "$out/llama-server.log" "${server[@]}" --slot-save-path /tmp/w/slots
+  python3 "$repo/bench/real-server/step-probe.py" http://127.0.0.1:8080 "$out/$step.jsonl" "$step"
+  ;;
+steplog)
+  # issue 43: what each step of the server was, in its own words: c392e5094 built for CUDA with step-log-patch.py
+  # (its stripped binary back as llama-sl-bin.tar.xz.*; SLBIN=<folder of them> skips the build), then step-probe.py's
+  # calibrate phases on one server and a users-4 load on another, each with LLAMA_STEP_LOG=1
+  sl=$llama/sl
+  mkdir -p "$sl/build/bin" /tmp/w/slots
+  if [ -n "${SLBIN:-}" ] && [ ! -x "$sl/build/bin/llama-server" ]; then
+    cat "$repo/$SLBIN"/llama-sl-bin.tar.xz.* | tar xJf - -C "$sl/build/bin"
+  fi
+  if [ ! -x "$sl/build/bin/llama-server" ]; then
+    start=$(date +%s)
+    # a build an earlier call left half done goes on where it stopped (the source not extracted again)
+    [ -f "$sl/src/CMakeLists.txt" ] || { mkdir -p "$sl/src" && tar xJf "$dev/llama-src.tar.xz" -C "$sl/src"; }
+    python3 "$repo/bench/real-server/step-log-patch.py" "$sl/src"
+    (cd "$sl/src" && cmake -B "$sl/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
+      -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build-sl.log" 2>&1 &&
+      cmake --build "$sl/build" --target llama-server -j16 >>"$out/build-sl.log" 2>&1)
+    echo "patched llama-server built in $(($(date +%s) - start)) s"
+    strip "$sl/build/bin/llama-server" || true
+    tar cf - -C "$sl/build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/llama-sl-bin.tar.xz."
+  fi
+  lscpu >"$out/cpu.txt" 2>&1 || true
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1 || true
+  export LLAMA_STEP_LOG=${LLAMA_STEP_LOG:-1}
+  slserver=("$sl/build/bin/llama-server" "${server[@]:1}" --slot-save-path /tmp/w/slots)
+  for what in ${SLSTEPS:-calibrate load}; do
+    serve "$out/steplog-$what.log" "${slserver[@]}"
+    python3 "$repo/bench/real-server/step-probe.py" http://127.0.0.1:8080 "$out/steplog-$what.jsonl" "$what"
+    kill $pid && wait $pid 2>/dev/null || true
+    xz -T16 "$out/steplog-$what.log"
+  done
   ;;
 build-new)
   # issue 47: a llama.cpp whose responses carry its draft counts (timings.draft_n, draft_n_accepted), built for CUDA

@@ -1,0 +1,127 @@
+"""Where a step's time goes on llama.cpp's server (issue 43), read from the server's own step log (step-log-patch.py,
+LLAMA_STEP_LOG=1): calibrate's prefill probes and batch-probe's against the same state, and the rounds of a load. Each
+phase's start and end are written as markers on this machine's monotonic clock (the log's t_us is ggml_time_us(),
+CLOCK_MONOTONIC too), so steplog-read.py can cut the server's log by phase. Not a test: h100-predict.sh steplog.
+
+  python3 step-probe.py URL OUT.jsonl calibrate|load
+"""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+
+from llama_probe import BYTE_TOKEN_BAN, Server, closed_loop
+
+URL, OUT, WHAT = sys.argv[1], sys.argv[2], sys.argv[3]
+server = Server(URL, 43)
+post, kv, ids = server.post, server.kv, server.ids
+out = open(OUT, "a")
+
+
+def mark(phase, edge, **extra):
+    row = {"phase": phase, "edge": edge, "t_us": time.monotonic_ns() // 1000, "kv": kv(), **extra}
+    out.write(json.dumps(row) + "\n")
+    out.flush()
+    print(json.dumps(row), flush=True)
+
+
+def at_once(bodies):
+    threads = [threading.Thread(target=post, args=(b,)) for b in bodies]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def one(phase, body, times):
+    """The requests of a phase one after another, each's client ms and llama.cpp's prompt_ms."""
+    mark(phase, "start")
+    got = []
+    for _ in range(times):
+        ms, answer = server.timed_post(body())
+        got.append({"client_ms": round(ms, 2), "prompt_ms": answer["timings"]["prompt_ms"]})
+    mark(phase, "end", requests=got)
+
+
+def warm():
+    """As predict-check.ts's WARM=1: one request a slot, all at once, then every slot emptied (the fresh server's one
+    ~0.9-s stall out of the load; the cells' freed bookkeeping left to the allocator)."""
+    mark("warm", "start")
+    at_once([{"prompt": ids(256), "n_predict": 16, "id_slot": i} for i in range(64)])
+    for i in range(64):
+        urllib.request.urlopen(urllib.request.Request(f"{URL}/slots/{i}?action=erase", method="POST"), timeout=30)
+    mark("warm", "end")
+
+
+if WHAT == "load" or os.environ.get("WARM") == "1":
+    warm()
+
+if WHAT == "calibrate":
+    # calibrate's state at its 256-token occupancy: 64 prompts at once (calibrate's fill is 64 users), then the settle
+    # (512 decode steps in slot 0), then its table's prefills in slot 0, five of each length, in its order
+    mark("fill-64-at-once", "start")
+    at_once([{"prompt": ids(256), "n_predict": 1, "cache_prompt": True} for _ in range(64)])
+    mark("fill-64-at-once", "end")
+    mark("settle", "start")
+    post({"prompt": ids(32), "n_predict": 512, "id_slot": 0, "logit_bias": BYTE_TOKEN_BAN, "ignore_eos": True})
+    mark("settle", "end")
+    for n in [32, 128, 256, 512, 1024, 2048]:
+        one(f"calibrate-slot0-{n}", lambda n=n: {"prompt": ids(n), "n_predict": 1, "id_slot": 0}, 5)
+    # batch-probe's state: slots 0-7 refilled to 256, one at a time, before each round
+    for name, sizes in [("one-1024", [1024]), ("four-256", [256] * 4)]:
+        mark(f"batch-{name}", "start")
+        rounds = []
+        for _ in range(5):
+            for slot in range(8):
+                post({"prompt": ids(256), "n_predict": 1, "id_slot": slot, "cache_prompt": True})
+            wall, pm = server.together([{"prompt": ids(n), "n_predict": 1, "id_slot": i} for i, n in enumerate(sizes)])
+            rounds.append({"client_ms": round(wall, 2), "prompt_ms": max(pm)})
+        mark(f"batch-{name}", "end", requests=rounds)
+    # calibrate's 1,024 again after batch-probe's rounds: the same prompt in the same slot, another history
+    one("calibrate-slot0-1024-again", lambda: {"prompt": ids(1024), "n_predict": 1, "id_slot": 0}, 5)
+if WHAT == "load":
+    # issue 43's users-4 row: four closed-loop users, 256-token prompts, 128-token answers, 12 requests a user, on a
+    # server started for it (each request takes a slot no request has used)
+    mark("users-4", "start")
+    got = closed_loop(4, lambda: server.timed_post({"prompt": ids(256), "n_predict": 128, "logit_bias": BYTE_TOKEN_BAN,
+                                                  "ignore_eos": True, "cache_prompt": True}), per_user=12)
+    mark("users-4", "end", requests=[{"client_ms": round(ms, 2), "prompt_ms": a["timings"]["prompt_ms"]}
+                                     for ms, a in got])
+if WHAT == "hog":
+    # does the host's other work slow a step? calibrate's 256-token occupancy, then one 1,024-token prompt in slot 0
+    # (ten) and a 64-token answer in slot 0 (five) with 0, 8 and 16 busy processes (`yes`) beside the server, and with
+    # none again
+    at_once([{"prompt": ids(256), "n_predict": 1, "cache_prompt": True} for _ in range(64)])
+    post({"prompt": ids(32), "n_predict": 512, "id_slot": 0, "logit_bias": BYTE_TOKEN_BAN, "ignore_eos": True})
+    for hogs in [0, 8, 16, 0]:
+        busy = [subprocess.Popen(["timeout", "120", "yes"], stdout=subprocess.DEVNULL) for _ in range(hogs)]
+        try:
+            one(f"hogs-{hogs}-prefill-1024", lambda: {"prompt": ids(1024), "n_predict": 1, "id_slot": 0}, 10)
+            mark(f"hogs-{hogs}-decode", "start")
+            tpots = [post({"prompt": ids(32), "n_predict": 64, "id_slot": 0, "logit_bias": BYTE_TOKEN_BAN,
+                           "ignore_eos": True})["timings"]["predicted_per_token_ms"] for _ in range(5)]
+            mark(f"hogs-{hogs}-decode", "end", tpot_ms=tpots)
+        finally:
+            for b in busy:
+                b.terminate()
+                b.wait()
+if WHAT == "layout":
+    # does the cells' order cost the host's mask? the same 64 × 256 cells held, laid out as 64 runs (the prompts at
+    # once: each slot's cells in one run) and interleaved (64 streams decoding at once: one cell of each slot a step);
+    # then five 512-token prompts in slot 0 on each
+    def erase_all():
+        for i in range(64):
+            urllib.request.urlopen(urllib.request.Request(f"{URL}/slots/{i}?action=erase", method="POST"), timeout=30)
+
+    for r in range(int(os.environ.get("ROUNDS", "1"))):
+        erase_all()
+        at_once([{"prompt": ids(256), "n_predict": 1, "id_slot": i, "cache_prompt": True} for i in range(64)])
+        one(f"runs-prefill-512-{r}", lambda: {"prompt": ids(512), "n_predict": 1, "id_slot": 0}, 5)
+        erase_all()
+        at_once([{"prompt": ids(16), "n_predict": 240, "id_slot": i, "logit_bias": BYTE_TOKEN_BAN,
+                  "ignore_eos": True, "cache_prompt": True} for i in range(64)])
+        one(f"interleaved-prefill-512-{r}", lambda: {"prompt": ids(512), "n_predict": 1, "id_slot": 0}, 5)
