@@ -40,7 +40,8 @@ if [ ! -x "$llama/build/bin/llama-server" ] && ls "$dev"/llama-bin.tar.xz.* >/de
   cat "$dev"/llama-bin.tar.xz.* | tar xJf - -C "$llama/build/bin"
   tar xJf "$dev/llama-src.tar.xz" -C "$llama/src"  # gguf-py (the model writer) at least
 fi
-if [ ! -x "$llama/build/bin/llama-server" ]; then
+# steplog and build-new build their own server: the unpatched build (~290 s of GPU time) is not theirs to wait for
+if [ ! -x "$llama/build/bin/llama-server" ] && [ "$step" != steplog ] && [ "$step" != build-new ]; then
   start=$(date +%s)
   mkdir -p "$llama/src" && tar xJf "$dev/llama-src.tar.xz" -C "$llama/src"
   (cd "$llama/src" && cmake -B "$llama/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
@@ -244,6 +245,8 @@ steplog)
     kill $pid && wait $pid 2>/dev/null || true
     xz -T16 "$out/steplog-$what.log"
   done
+  # the results as one file (the device tool leaves out files past a count: session 30 lost a call's logs so)
+  (cd "$out" && tar cf steplog.tar --remove-files steplog-*.jsonl steplog-*.log.xz cpu.txt gpu.txt 2>/dev/null) || true
   ;;
 build-new)
   # issue 47: a llama.cpp whose responses carry its draft counts (timings.draft_n, draft_n_accepted), built for CUDA
