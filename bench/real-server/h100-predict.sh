@@ -13,13 +13,15 @@
 #   one ~0.9-s stall, session 28, out of the load)
 #   steplog (DEVICE=.device-sl: node, node_modules, the full source): the server patched to log every step
 #   (step-log-patch.py), step-probe.py's calibrate phases and a users-4 load (session 30); hog, layout: step-probe.py
-#   on the unpatched server. Keep $OUT to a few files: the device tool leaves out files past a count
+#   on the unpatched server; layouts (not yet run on the GPU): 512- and 2,048-token prompts on 64 × 256 cells laid
+#   in runs, as a 256/128 load leaves them and interleaved. Keep $OUT to a few files: the device tool leaves out
+#   files past a count
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|steplog|hog|layout|fresh|used|history|explore|gpus|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
+step=${1:?usage: h100-predict.sh calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 mkdir -p "$out" /tmp/w "$repo/.llama"
@@ -206,7 +208,7 @@ gpus)
   cp /tmp/w/gpus/*/summary.json /tmp/w/gpus/summary.json "$out/" 2>/dev/null || true
   (cd /tmp/w/gpus && tar czf "$out/gpus-run.tgz" .)
   ;;
-hog | layout)
+hog | layout | layouts)
   # step-probe.py on the unpatched server: hog, does the host's other work slow its steps (0, 8 and 16 busy processes
   # beside it); layout, does the cells' order (runs or interleaved, the same cells held) slow a prompt
   lscpu >"$out/cpu.txt" 2>&1 || true

@@ -125,3 +125,19 @@ if WHAT == "layout":
         at_once([{"prompt": ids(16), "n_predict": 240, "id_slot": i, "logit_bias": BYTE_TOKEN_BAN,
                   "ignore_eos": True, "cache_prompt": True} for i in range(64)])
         one(f"interleaved-prefill-512-{r}", lambda: {"prompt": ids(512), "n_predict": 1, "id_slot": 0}, 5)
+if WHAT == "layouts":
+    # the prompt's cost by how the 64 × 256 cells lie: in runs (prompts at once), as a 256/128 load leaves them (a
+    # 171-token prompt then 85 tokens decoded, all 64 at once: two thirds in runs) and interleaved (16 + 240 decoded);
+    # 512- and 2,048-token prompts in slot 0 on each, rounds alternating so the layout is not confounded with time
+    def erase_every_slot():
+        for i in range(64):
+            urllib.request.urlopen(urllib.request.Request(f"{URL}/slots/{i}?action=erase", method="POST"), timeout=30)
+
+    shapes = {"runs": (256, 1), "loadlike": (171, 86), "interleaved": (16, 241)}
+    for r in range(int(os.environ.get("ROUNDS", "2"))):
+        for name, (prompt, answer) in shapes.items():
+            erase_every_slot()
+            at_once([{"prompt": ids(prompt), "n_predict": answer, "id_slot": i, "logit_bias": BYTE_TOKEN_BAN,
+                      "ignore_eos": True, "cache_prompt": True} for i in range(64)])
+            for n in [512, 2048]:
+                one(f"{name}-prefill-{n}-{r}", lambda n=n: {"prompt": ids(n), "n_predict": 1, "id_slot": 0}, 3)
