@@ -115,8 +115,10 @@ export default defineConfig({
           include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
           exclude: [...configDefaults.exclude, ...TIMING, ...ALONE],
           // most tests wait on servers and sockets, not the CPU (one file at a time kept a 2-core machine ~30 %
-          // busy): three files at once. Four saved 26 s of CI's 483 and failed worker-link's one-write test
-          maxWorkers: 3,
+          // busy; three ~59 %): four files at once. Four once failed worker-link's one-write test (session 26);
+          // session 30: that test passed 8 of 8 beside three CPU hogs on two cores, and a clean-clone CI at four
+          // ran npm test in 397 s against 423 at three
+          maxWorkers: 4,
           testTimeout: 60_000,
           hookTimeout: 60_000,
         },
