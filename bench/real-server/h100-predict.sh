@@ -42,18 +42,23 @@ if [ ! -x "$llama/build/bin/llama-server" ] && ls "$dev"/llama-bin.tar.xz.* >/de
   cat "$dev"/llama-bin.tar.xz.* | tar xJf - -C "$llama/build/bin"
   tar xJf "$dev/llama-src.tar.xz" -C "$llama/src"  # gguf-py (the model writer) at least
 fi
+# buildServer SRC BUILD NAME LOG: llama-server built for CUDA sm_90 from SRC into BUILD (its output in LOG), its
+# stripped binary sent back in 15 MB parts ($out/NAME-bin.tar.xz.*): put them in .device*/ and the next calls skip it
+buildServer() {
+  local src=$1 build=$2 name=$3 log=$4 start
+  start=$(date +%s)
+  (cd "$src" && cmake -B "$build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
+    -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1 &&
+    cmake --build "$build" --target llama-server -j16 >>"$log" 2>&1)
+  echo "$name built in $(($(date +%s) - start)) s"
+  strip "$build/bin/llama-server" || true
+  tar cf - -C "$build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/$name-bin.tar.xz."
+  ls -la "$out/$name"-bin.tar.xz.*
+}
 # steplog and build-new build their own server: the unpatched build (~290 s of GPU time) is not theirs to wait for
 if [ ! -x "$llama/build/bin/llama-server" ] && [ "$step" != steplog ] && [ "$step" != build-new ]; then
-  start=$(date +%s)
   mkdir -p "$llama/src" && tar xJf "$dev/llama-src.tar.xz" -C "$llama/src"
-  (cd "$llama/src" && cmake -B "$llama/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
-    -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build.log" 2>&1 &&
-    cmake --build "$llama/build" --target llama-server -j16 >>"$out/build.log" 2>&1)
-  echo "llama-server built in $(($(date +%s) - start)) s"
-  # sent back in 15 MB parts: put them in .device/ and the next calls skip the build
-  strip "$llama/build/bin/llama-server" || true
-  tar cf - -C "$llama/build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/llama-bin.tar.xz."
-  ls -la "$out"/llama-bin.tar.xz.*
+  buildServer "$llama/src" "$llama/build" llama "$out/build.log"
 fi
 makeModel() {
   [ -f "$llama/model.gguf" ] || PYTHONPATH=$llama/src/gguf-py python3 "$repo/bench/real-server/tiny-llama-gguf.py" \
@@ -226,16 +231,10 @@ steplog)
     cat "$repo/$SLBIN"/llama-sl-bin.tar.xz.* | tar xJf - -C "$sl/build/bin"
   fi
   if [ ! -x "$sl/build/bin/llama-server" ]; then
-    start=$(date +%s)
     # a build an earlier call left half done goes on where it stopped (the source not extracted again)
     [ -f "$sl/src/CMakeLists.txt" ] || { mkdir -p "$sl/src" && tar xJf "$dev/llama-src.tar.xz" -C "$sl/src"; }
     python3 "$repo/bench/real-server/step-log-patch.py" "$sl/src"
-    (cd "$sl/src" && cmake -B "$sl/build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
-      -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >"$out/build-sl.log" 2>&1 &&
-      cmake --build "$sl/build" --target llama-server -j16 >>"$out/build-sl.log" 2>&1)
-    echo "patched llama-server built in $(($(date +%s) - start)) s"
-    strip "$sl/build/bin/llama-server" || true
-    tar cf - -C "$sl/build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/llama-sl-bin.tar.xz."
+    buildServer "$sl/src" "$sl/build" llama-sl "$out/build-sl.log"
   fi
   lscpu >"$out/cpu.txt" 2>&1 || true
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1 || true

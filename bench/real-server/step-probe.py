@@ -3,7 +3,7 @@ LLAMA_STEP_LOG=1): calibrate's prefill probes and batch-probe's against the same
 phase's start and end are written as markers on this machine's monotonic clock (the log's t_us is ggml_time_us(),
 CLOCK_MONOTONIC too), so steplog-read.py can cut the server's log by phase. Not a test: h100-predict.sh steplog.
 
-  python3 step-probe.py URL OUT.jsonl calibrate|load
+  python3 step-probe.py URL OUT.jsonl calibrate|load|hog|layout|layouts
 """
 
 import json
@@ -47,13 +47,23 @@ def one(phase, body, times):
     mark(phase, "end", requests=got)
 
 
+def erase_every_slot():
+    """Every slot emptied (llama.cpp's /slots/N?action=erase; the server needs --slot-save-path)."""
+    for i in range(64):
+        urllib.request.urlopen(urllib.request.Request(f"{URL}/slots/{i}?action=erase", method="POST"), timeout=30)
+
+
+def settle():
+    """calibrate's settle: 512 decode steps in slot 0, so llama.cpp's defrag has closed the fill's holes."""
+    post({"prompt": ids(32), "n_predict": 512, "id_slot": 0, "logit_bias": BYTE_TOKEN_BAN, "ignore_eos": True})
+
+
 def warm():
     """As predict-check.ts's WARM=1: one request a slot, all at once, then every slot emptied (the fresh server's one
     ~0.9-s stall out of the load; the cells' freed bookkeeping left to the allocator)."""
     mark("warm", "start")
     at_once([{"prompt": ids(256), "n_predict": 16, "id_slot": i} for i in range(64)])
-    for i in range(64):
-        urllib.request.urlopen(urllib.request.Request(f"{URL}/slots/{i}?action=erase", method="POST"), timeout=30)
+    erase_every_slot()
     mark("warm", "end")
 
 
@@ -67,7 +77,7 @@ if WHAT == "calibrate":
     at_once([{"prompt": ids(256), "n_predict": 1, "cache_prompt": True} for _ in range(64)])
     mark("fill-64-at-once", "end")
     mark("settle", "start")
-    post({"prompt": ids(32), "n_predict": 512, "id_slot": 0, "logit_bias": BYTE_TOKEN_BAN, "ignore_eos": True})
+    settle()
     mark("settle", "end")
     for n in [32, 128, 256, 512, 1024, 2048]:
         one(f"calibrate-slot0-{n}", lambda n=n: {"prompt": ids(n), "n_predict": 1, "id_slot": 0}, 5)
@@ -96,7 +106,7 @@ if WHAT == "hog":
     # (ten) and a 64-token answer in slot 0 (five) with 0, 8 and 16 busy processes (`yes`) beside the server, and with
     # none again
     at_once([{"prompt": ids(256), "n_predict": 1, "cache_prompt": True} for _ in range(64)])
-    post({"prompt": ids(32), "n_predict": 512, "id_slot": 0, "logit_bias": BYTE_TOKEN_BAN, "ignore_eos": True})
+    settle()
     for hogs in [0, 8, 16, 0]:
         busy = [subprocess.Popen(["timeout", "120", "yes"], stdout=subprocess.DEVNULL) for _ in range(hogs)]
         try:
@@ -113,15 +123,11 @@ if WHAT == "layout":
     # does the cells' order cost the host's mask? the same 64 × 256 cells held, laid out as 64 runs (the prompts at
     # once: each slot's cells in one run) and interleaved (64 streams decoding at once: one cell of each slot a step);
     # then five 512-token prompts in slot 0 on each
-    def erase_all():
-        for i in range(64):
-            urllib.request.urlopen(urllib.request.Request(f"{URL}/slots/{i}?action=erase", method="POST"), timeout=30)
-
     for r in range(int(os.environ.get("ROUNDS", "1"))):
-        erase_all()
+        erase_every_slot()
         at_once([{"prompt": ids(256), "n_predict": 1, "id_slot": i, "cache_prompt": True} for i in range(64)])
         one(f"runs-prefill-512-{r}", lambda: {"prompt": ids(512), "n_predict": 1, "id_slot": 0}, 5)
-        erase_all()
+        erase_every_slot()
         at_once([{"prompt": ids(16), "n_predict": 240, "id_slot": i, "logit_bias": BYTE_TOKEN_BAN,
                   "ignore_eos": True, "cache_prompt": True} for i in range(64)])
         one(f"interleaved-prefill-512-{r}", lambda: {"prompt": ids(512), "n_predict": 1, "id_slot": 0}, 5)
@@ -129,10 +135,6 @@ if WHAT == "layouts":
     # the prompt's cost by how the 64 × 256 cells lie: in runs (prompts at once), as a 256/128 load leaves them (a
     # 171-token prompt then 85 tokens decoded, all 64 at once: two thirds in runs) and interleaved (16 + 240 decoded);
     # 512- and 2,048-token prompts in slot 0 on each, rounds alternating so the layout is not confounded with time
-    def erase_every_slot():
-        for i in range(64):
-            urllib.request.urlopen(urllib.request.Request(f"{URL}/slots/{i}?action=erase", method="POST"), timeout=30)
-
     shapes = {"runs": (256, 1), "loadlike": (171, 86), "interleaved": (16, 241)}
     for r in range(int(os.environ.get("ROUNDS", "2"))):
         for name, (prompt, answer) in shapes.items():
