@@ -21,10 +21,13 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
+step=${1:?usage: h100-predict.sh pair|calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
-mkdir -p "$out" /tmp/w "$repo/.llama"
+# PORT, W: the server's port and the work folder, so that `pair` can run two steps at once, a GPU each
+port=${PORT:-8080}
+w=${W:-/tmp/w}
+mkdir -p "$out" /tmp/w "$w" "$repo/.llama"
 # DEVICE=.device-llama (the llama.cpp parts alone) for the python probes: the tree and .device pass 64 MiB together.
 # DEVICE=.device-all (session 28, 63 MB): an earlier call's llama-bin.tar.xz.* (recompressed, xz -9e), node stripped
 # (`strip`, xz -9e: 27 MB), node_modules without *.d.ts, *.map, *.md, LICENSE* (2.4 MB) and gguf-py alone as
@@ -42,6 +45,11 @@ if [ ! -x "$llama/build/bin/llama-server" ] && ls "$dev"/llama-bin.tar.xz.* >/de
   cat "$dev"/llama-bin.tar.xz.* | tar xJf - -C "$llama/build/bin"
   tar xJf "$dev/llama-src.tar.xz" -C "$llama/src"  # gguf-py (the model writer) at least
 fi
+# a build from another machine's image can lack its libraries there (the H100's linked libcudart.so.13): build again
+if [ -x "$llama/build/bin/llama-server" ] && ldd "$llama/build/bin/llama-server" | grep -q 'not found'; then
+  ldd "$llama/build/bin/llama-server" | grep 'not found' | tee "$out/ldd-missing.txt"
+  rm -f "$llama/build/bin/llama-server"
+fi
 # buildServer SRC BUILD NAME LOG: llama-server built for CUDA sm_90 from SRC into BUILD (its output in LOG), its
 # stripped binary sent back in 15 MB parts ($out/NAME-bin.tar.xz.*): put them in .device*/ and the next calls skip it
 buildServer() {
@@ -49,7 +57,7 @@ buildServer() {
   start=$(date +%s)
   (cd "$src" && cmake -B "$build" -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 -DLLAMA_CURL=OFF \
     -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >"$log" 2>&1 &&
-    cmake --build "$build" --target llama-server -j16 >>"$log" 2>&1)
+    cmake --build "$build" --target llama-server -j"$(nproc)" >>"$log" 2>&1)
   echo "$name built in $(($(date +%s) - start)) s"
   strip "$build/bin/llama-server" || true
   tar cf - -C "$build/bin" llama-server | xz -6 -T16 | split -b 15M - "$out/$name-bin.tar.xz."
@@ -70,27 +78,27 @@ server=("$llama/build/bin/llama-server" -m "$llama/model.gguf" -ngl 99 --paralle
 cli() { node "$repo/bin/vitest-llm-perf.js" "$@"; }
 waitHealthy() {
   for _ in $(seq 1 600); do
-    curl -sf http://127.0.0.1:8080/health >/dev/null 2>&1 && return 0
+    curl -sf http://127.0.0.1:$port/health >/dev/null 2>&1 && return 0
     sleep 0.1
   done
   echo "llama-server did not become healthy" && return 1
 }
-# port 8080 free to bind (a server just stopped can hold it a moment; the next one then fails to start)
+# $port free to bind (a server just stopped can hold it a moment; the next one then fails to start)
 waitPortFree() {
   for _ in $(seq 1 300); do
     # SO_REUSEADDR, as llama-server binds: without it a closed server's connections in TIME_WAIT read as taken
-    python3 -c "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', 8080))" 2>/dev/null && return 0
+    python3 -c "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', $port))" 2>/dev/null && return 0
     sleep 0.1
   done
-  echo "port 8080 still taken" && return 1
+  echo "port $port still taken" && return 1
 }
 
-# a llama-server for the rest of this step: serve LOG COMMAND ARGS… (on port 8080, stopped when the step ends)
+# a llama-server for the rest of this step: serve LOG COMMAND ARGS… (on $port, stopped when the step ends)
 serve() {
   local log=$1
   shift
   waitPortFree
-  "$@" --port 8080 >"$log" 2>&1 &
+  "$@" --port $port >"$log" 2>&1 &
   pid=$!
   trap 'kill $pid 2>/dev/null || true' EXIT
   waitHealthy
@@ -107,12 +115,27 @@ waitBuilt() {
 }
 
 case $step in
+pair)
+  # two steps at once, one a GPU (nvidia-h200-x2), each its own server port, work folder and results folder:
+  #   h100-predict.sh pair "COMMAND FOR GPU 0" "COMMAND FOR GPU 1"   (each a bash command line, run from the repo)
+  # every server a step starts is on its own GPU; the host (32 vCPUs) holds both servers' one-thread mask builds
+  for g in 0 1; do
+    cmd=${2:?usage: h100-predict.sh pair CMD0 CMD1}
+    [ "$g" = 1 ] && cmd=${3:?usage: h100-predict.sh pair CMD0 CMD1}
+    mkdir -p "$out/g$g"
+    (export CUDA_VISIBLE_DEVICES=$g PORT=$((8080 + g)) W=/tmp/w$g OUT=$out/g$g DEVICE=${DEVICE:-.device}
+      bash -c "$cmd" >"$out/g$g/pair.log" 2>&1; echo "exit $?" >>"$out/g$g/pair.log") &
+  done
+  wait
+  tail -n 3 "$out"/g*/pair.log
+  (cd "$out" && tar czf pair.tgz g0 g1 && rm -rf g0 g1)
+  ;;
 calibrate)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1 || true
   serve "$out/llama-server.log" "${server[@]}"
   start=$(date +%s)
-  cli calibrate http://127.0.0.1:8080 --api completions --name llamacpp-h100-random-0.8b --budget-s 200 --layers 16 \
-    --out "$llama/profile.json" --work-dir /tmp/w/cal 2>&1 | tee "$out/calibrate.log"
+  cli calibrate http://127.0.0.1:$port --api completions --name "${NAME:-llamacpp-h100-random-0.8b}" --budget-s 200 --layers 16 \
+    --out "$llama/profile.json" --work-dir $w/cal 2>&1 | tee "$out/calibrate.log"
   echo "calibrated in $(($(date +%s) - start)) s of GPU time" | tee -a "$out/calibrate.log"
   cp "$llama/profile.json" "$out/profile.json"
   ;;
@@ -121,32 +144,32 @@ fresh | used)
   profile=${PROFILE:-}
   if [ -z "$profile" ] && [ -f "$llama/profile.json" ]; then profile=$llama/profile.json; fi
   profile=${profile:-$repo/bench/real-server/profiles/llamacpp-h100-random-0.8b.json}
-  node "$repo/bench/real-server/predict-check.ts" "$profile" "$step" /tmp/w/$step -- "${server[@]}" \
+  node "$repo/bench/real-server/predict-check.ts" "$profile" "$step" $w/$step -- "${server[@]}" \
     2>&1 | tee "$out/$step.log"
-  cp /tmp/w/$step/$step-table.md /tmp/w/$step/$step-rows.json "$out/" || true
-  tar czf "$out/$step-runs.tgz" --exclude='*.html' -C /tmp/w "$step"
+  cp $w/$step/$step-table.md $w/$step/$step-rows.json "$out/" || true
+  tar czf "$out/$step-runs.tgz" --exclude='*.html' -C "$w" "$step"
   ;;
 explore)
   # what the server does with a step, in its own words (probe-llamacpp.py); --slot-save-path lets it empty slots
-  mkdir -p /tmp/w/slots
-  serve "$out/llama-server.log" "${server[@]}" --slot-save-path /tmp/w/slots
-  python3 "$repo/bench/real-server/probe-llamacpp.py" http://127.0.0.1:8080 64 "$out/explore.jsonl"
+  mkdir -p $w/slots
+  serve "$out/llama-server.log" "${server[@]}" --slot-save-path $w/slots
+  python3 "$repo/bench/real-server/probe-llamacpp.py" http://127.0.0.1:$port 64 "$out/explore.jsonl"
   ;;
 churn)
   # the same pinned prefill and decode on a server filled in order and on one that served traffic (churn-probe.py)
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/churn-probe.py" http://127.0.0.1:8080 "$out/churn.jsonl"
+  python3 "$repo/bench/real-server/churn-probe.py" http://127.0.0.1:$port "$out/churn.jsonl"
   ;;
 slotwait)
   # what choosing a slot costs: the wait before each prompt began, pinned and left to the server (slot-wait-probe.py)
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/slot-wait-probe.py" http://127.0.0.1:8080 "$out/slot-wait.jsonl"
+  python3 "$repo/bench/real-server/slot-wait-probe.py" http://127.0.0.1:$port "$out/slot-wait.jsonl"
   ;;
 window)
   # does a step cost what is held or the window it attends over? the same pinned steps at the same cells held, on a
   # cache filled in order and on one whose freed cells lie below its window (window-probe.py), a server each
   serve "$out/llama-server-fragmented.log" "${server[@]}"
-  python3 "$repo/bench/real-server/window-probe.py" http://127.0.0.1:8080 fragmented "$out/window.jsonl"
+  python3 "$repo/bench/real-server/window-probe.py" http://127.0.0.1:$port fragmented "$out/window.jsonl"
   kill $pid && wait $pid 2>/dev/null || true
   # the second on port 8081: the first held 8080 for over 30 s after it was stopped
   "${server[@]}" --port 8081 >"$out/llama-server-compact.log" 2>&1 &
@@ -157,38 +180,38 @@ window)
 streamtpot)
   # one stream's decode as the client reads it and as the server times it, every slot holding 1,024 tokens
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/stream-tpot-probe.py" http://127.0.0.1:8080 "$out/stream-tpot.jsonl"
+  python3 "$repo/bench/real-server/stream-tpot-probe.py" http://127.0.0.1:$port "$out/stream-tpot.jsonl"
   ;;
 loadsteps)
   # a decode step inside closed-loop and Poisson loads against calibrate's probe of it, one server, one state each
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/load-steps-probe.py" http://127.0.0.1:8080 "$out/load-steps.jsonl" ${FILLS:-256 1024}
+  python3 "$repo/bench/real-server/load-steps-probe.py" http://127.0.0.1:$port "$out/load-steps.jsonl" ${FILLS:-256 1024}
   ;;
 tail)
   # closed-loop users 16 and 32: is the TTFT tail the wait before a prompt or its processing? (tail-probe.py) A
   # fresh server, then another filled with 1,024 tokens a slot, each with its log (each launch and prompt timed: c392e5094
   # prints --log-timestamps only with --log-prefix; session 27's logs, with the first alone, have no times)
   serve "$out/llama-server-fresh.log" "${server[@]}" --log-prefix --log-timestamps
-  python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:8080 "$out/tail.jsonl" fresh
+  python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:$port "$out/tail.jsonl" fresh
   # SIGTERM alone left port 8080 held for 30 s once (session 26): the used half never started
   kill $pid 2>/dev/null || true
   sleep 3
   kill -9 $pid 2>/dev/null || true
   wait $pid 2>/dev/null || true
   serve "$out/llama-server-used.log" "${server[@]}" --log-prefix --log-timestamps
-  python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:8080 "$out/tail.jsonl" used 1024
+  python3 "$repo/bench/real-server/tail-probe.py" http://127.0.0.1:$port "$out/tail.jsonl" used 1024
   ;;
 drift)
   # does a step's time drift while the state stands still? pinned and unpinned 2-stream rounds for minutes
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/drift-probe.py" http://127.0.0.1:8080 "$out/drift.jsonl" ${ROUNDS:-40}
+  python3 "$repo/bench/real-server/drift-probe.py" http://127.0.0.1:$port "$out/drift.jsonl" ${ROUNDS:-40}
   nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$out/gpu-after.txt" 2>&1 || true
   ;;
 pin)
   # four 256-token prompts pinned, left to the server, one-token and 128-token answers, and as a load's rounds, on a
   # cache filled in turn and (a server restarted, on port 8081) on one filled by 64 prompts at once (pin-probe.py)
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/pin-probe.py" http://127.0.0.1:8080 "$out/pin.jsonl" in-turn
+  python3 "$repo/bench/real-server/pin-probe.py" http://127.0.0.1:$port "$out/pin.jsonl" in-turn
   kill -9 $pid && wait $pid 2>/dev/null || true
   "${server[@]}" --port 8081 >"$out/llama-server-at-once.log" 2>&1 &
   pid=$!
@@ -198,35 +221,35 @@ pin)
 batch)
   # four and eight prompts at once against one prompt of their tokens, at five occupancies (batch-probe.py)
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/batch-probe.py" http://127.0.0.1:8080 "$out/batch.jsonl" ${FILLS:-}
+  python3 "$repo/bench/real-server/batch-probe.py" http://127.0.0.1:$port "$out/batch.jsonl" ${FILLS:-}
   ;;
 mixed)
   # a prompt's cost among N decoding streams, in the server's own prompt_ms (mixed-probe.py)
   serve "$out/llama-server.log" "${server[@]}"
-  python3 "$repo/bench/real-server/mixed-probe.py" http://127.0.0.1:8080 "$out/mixed.jsonl"
+  python3 "$repo/bench/real-server/mixed-probe.py" http://127.0.0.1:$port "$out/mixed.jsonl"
   ;;
 gpus)
   # issue 47: a run that samples the GPU it loads (--gpus auto reads nvidia-smi), its summary and report sent back
   serve "$out/llama-server.log" "${server[@]}"
-  cli run http://127.0.0.1:8080 --api completions --rate 4 --requests 80 --input-len 256 --output-len 128 \
-    --gpus auto --out-dir /tmp/w/gpus 2>&1 | tee "$out/gpus.log"
-  cp /tmp/w/gpus/*/summary.json /tmp/w/gpus/summary.json "$out/" 2>/dev/null || true
-  (cd /tmp/w/gpus && tar czf "$out/gpus-run.tgz" .)
+  cli run http://127.0.0.1:$port --api completions --rate 4 --requests 80 --input-len 256 --output-len 128 \
+    --gpus auto --out-dir $w/gpus 2>&1 | tee "$out/gpus.log"
+  cp $w/gpus/*/summary.json $w/gpus/summary.json "$out/" 2>/dev/null || true
+  (cd $w/gpus && tar czf "$out/gpus-run.tgz" .)
   ;;
 hog | layout | layouts)
   # step-probe.py on the unpatched server: hog, does the host's other work slow its steps (0, 8 and 16 busy processes
   # beside it); layout, does the cells' order (runs or interleaved, the same cells held) slow a prompt
   lscpu >"$out/cpu.txt" 2>&1 || true
-  mkdir -p /tmp/w/slots
-  serve "$out/llama-server.log" "${server[@]}" --slot-save-path /tmp/w/slots
-  python3 "$repo/bench/real-server/step-probe.py" http://127.0.0.1:8080 "$out/$step.jsonl" "$step"
+  mkdir -p $w/slots
+  serve "$out/llama-server.log" "${server[@]}" --slot-save-path $w/slots
+  python3 "$repo/bench/real-server/step-probe.py" http://127.0.0.1:$port "$out/$step.jsonl" "$step"
   ;;
 steplog)
   # issue 43: what each step of the server was, in its own words: c392e5094 built for CUDA with step-log-patch.py
   # (its stripped binary back as llama-sl-bin.tar.xz.*; SLBIN=<folder of them> skips the build), then step-probe.py's
   # calibrate phases on one server and a users-4 load on another, each with LLAMA_STEP_LOG=1
   sl=$llama/sl
-  mkdir -p "$sl/build/bin" /tmp/w/slots
+  mkdir -p "$sl/build/bin" $w/slots
   if [ -n "${SLBIN:-}" ] && [ ! -x "$sl/build/bin/llama-server" ]; then
     cat "$repo/$SLBIN"/llama-sl-bin.tar.xz.* | tar xJf - -C "$sl/build/bin"
   fi
@@ -239,10 +262,10 @@ steplog)
   lscpu >"$out/cpu.txt" 2>&1 || true
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv >"$out/gpu.txt" 2>&1 || true
   export LLAMA_STEP_LOG=${LLAMA_STEP_LOG:-1}
-  slserver=("$sl/build/bin/llama-server" "${server[@]:1}" --slot-save-path /tmp/w/slots)
+  slserver=("$sl/build/bin/llama-server" "${server[@]:1}" --slot-save-path $w/slots)
   for what in ${SLSTEPS:-calibrate load}; do
     serve "$out/steplog-$what.log" "${slserver[@]}"
-    python3 "$repo/bench/real-server/step-probe.py" http://127.0.0.1:8080 "$out/steplog-$what.jsonl" "$what"
+    python3 "$repo/bench/real-server/step-probe.py" http://127.0.0.1:$port "$out/steplog-$what.jsonl" "$what"
     kill $pid && wait $pid 2>/dev/null || true
     xz -T16 "$out/steplog-$what.log"
   done
@@ -265,7 +288,7 @@ build-new)
       -DCMAKE_CUDA_ARCHITECTURES=90 -DGGML_CUDA_NCCL=OFF -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF \
       -DLLAMA_BUILD_APP=OFF -DLLAMA_BUILD_UI=OFF -DLLAMA_USE_PREBUILT_UI=OFF -DLLAMA_OPENSSL=OFF \
       -DBUILD_SHARED_LIBS=OFF -DCMAKE_BUILD_TYPE=Release >'$new/build.log' 2>&1 &&
-      cmake --build '$new/build' --target llama-server -j16 >>'$new/build.log' 2>&1 &&
+      cmake --build '$new/build' --target llama-server -j"$(nproc)" >>'$new/build.log' 2>&1 &&
       echo \"built in \$((\$(date +%s) - start)) s\" >>'$new/build.log' && touch '$new/built'; rm -f '$new/building'" \
       </dev/null >/dev/null 2>&1 &
   fi
@@ -291,28 +314,28 @@ spec)
   serve "$out/llama-server-spec.log" "$llama/new/build/bin/llama-server" -m "$llama/model-text.gguf" \
     -md "$llama/model-text.gguf" -ngl 99 -ngld 99 --spec-type draft-simple --spec-draft-n-max 8 --spec-draft-n-min 1 \
     --parallel 4 -c 16384 --metrics
-  rm -rf /tmp/w/spec
-  cli run http://127.0.0.1:8080 --api completions --rate 2 --requests 20 --input-len 128 --output-len 128 \
-    --gpus auto --out-dir /tmp/w/spec 2>&1 | tee "$out/spec.log"
+  rm -rf $w/spec
+  cli run http://127.0.0.1:$port --api completions --rate 2 --requests 20 --input-len 128 --output-len 128 \
+    --gpus auto --out-dir $w/spec 2>&1 | tee "$out/spec.log"
   kill $pid && wait $pid 2>/dev/null || true
   grep -a "draft acceptance" "$out/llama-server-spec.log" >"$out/spec-server-acceptance.txt" || true
-  (cd /tmp/w/spec && tar czf "$out/spec-run.tgz" .)
+  (cd $w/spec && tar czf "$out/spec-run.tgz" .)
   ;;
 history)
   # issue 44's series, each run on a freshly started server as a CI job meets it: 10 as configured, then 3 with one
   # layer on the CPU (-ngl 15); a new seed each run. The gate judges the folders (history record/check) afterwards.
-  rm -rf /tmp/w/hist && mkdir -p /tmp/w/hist
+  rm -rf $w/hist && mkdir -p $w/hist
   for i in $(seq 1 13); do
     ngl=99
     [ "$i" -gt 10 ] && ngl=15
-    "$llama/build/bin/llama-server" -m "$llama/model.gguf" -ngl $ngl --parallel 64 -c 262144 --metrics --port 8080 \
-      >"/tmp/w/hist/server-$i.log" 2>&1 &
+    "$llama/build/bin/llama-server" -m "$llama/model.gguf" -ngl $ngl --parallel 64 -c 262144 --metrics --port $port \
+      >"$w/hist/server-$i.log" 2>&1 &
     pid=$!
     waitHealthy
-    cli run http://127.0.0.1:8080 --api completions --rate 3 --requests 45 --input-len 256 --output-len 128 \
-      --seed "$i" --out-dir "/tmp/w/hist/run-$(printf %02d "$i")" 2>&1 | tail -3 | tee -a "$out/history.log"
+    cli run http://127.0.0.1:$port --api completions --rate 3 --requests 45 --input-len 256 --output-len 128 \
+      --seed "$i" --out-dir "$w/hist/run-$(printf %02d "$i")" 2>&1 | tail -3 | tee -a "$out/history.log"
     kill $pid && wait $pid 2>/dev/null || true
   done
-  tar czf "$out/history-runs.tgz" --exclude='*.html' --exclude='*.log' -C /tmp/w hist
+  tar czf "$out/history-runs.tgz" --exclude='*.html' --exclude='*.log' -C "$w" hist
   ;;
 esac

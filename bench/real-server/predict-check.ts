@@ -38,7 +38,7 @@ if (
     'usage: predict-check.ts PROFILE fresh|used OUT_DIR -- llama-server ARGS… (or MEASURED=TABLE.md, no server)',
   )
 const outDir: string = outArg
-const port = 8080
+const port = Number(process.env['PORT'] ?? 8080)
 const url = `http://127.0.0.1:${port}`
 const SLO = { client_ttft: { p90: 300 }, tpot: { p90: 20 } }
 const INPUT = 256
