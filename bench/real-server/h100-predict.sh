@@ -16,6 +16,9 @@
 #   on the unpatched server; layouts (not yet run on the GPU): 512- and 2,048-token prompts on 64 × 256 cells laid
 #   in runs, as a 256/128 load leaves them and interleaved. Keep $OUT to a few files: the device tool leaves out
 #   files past a count
+#   pair "CMD0" "CMD1" (nvidia-h200-x2, session 31): two steps at once, a GPU each (their own port, work folder and
+#   results), e.g. pair "WARM=1 bash $0 fresh" "bash $0 used"; bench/real-server/median-table.py reads several runs'
+#   rows as the real side's median. The H100's build (CUDA 13, sm_90) runs on the H200 unchanged
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
