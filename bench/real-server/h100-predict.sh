@@ -122,12 +122,11 @@ pair)
   # two steps at once, one a GPU (nvidia-h200-x2), each its own server port, work folder and results folder:
   #   h100-predict.sh pair "COMMAND FOR GPU 0" "COMMAND FOR GPU 1"   (each a bash command line, run from the repo)
   # every server a step starts is on its own GPU; the host (32 vCPUs) holds both servers' one-thread mask builds
+  cmds=("${2:?usage: h100-predict.sh pair CMD0 CMD1}" "${3:?usage: h100-predict.sh pair CMD0 CMD1}")
   for g in 0 1; do
-    cmd=${2:?usage: h100-predict.sh pair CMD0 CMD1}
-    [ "$g" = 1 ] && cmd=${3:?usage: h100-predict.sh pair CMD0 CMD1}
     mkdir -p "$out/g$g"
     (export CUDA_VISIBLE_DEVICES=$g PORT=$((8080 + g)) W=/tmp/w$g OUT=$out/g$g DEVICE=${DEVICE:-.device}
-      bash -c "$cmd" >"$out/g$g/pair.log" 2>&1; echo "exit $?" >>"$out/g$g/pair.log") &
+      bash -c "${cmds[$g]}" >"$out/g$g/pair.log" 2>&1; echo "exit $?" >>"$out/g$g/pair.log") &
   done
   wait
   tail -n 3 "$out"/g*/pair.log

@@ -28,14 +28,14 @@ print("|---|---|" + "---|" * len(keys))
 within = {k: 0 for k in keys}
 names = [r["name"] for r in runs[0]]
 for name in names:
+    rows = [r for run in runs for r in run if r["name"] == name]
     cells = []
     for k in keys:
-        real = [r["measured"][k] for run in runs for r in run if r["name"] == name]
-        sim = [r["predicted"][k] for run in runs for r in run if r["name"] == name]
-        m, s = statistics.median(real), statistics.median(sim)
+        real = [r["measured"][k] for r in rows]
+        m, s = statistics.median(real), statistics.median(r["predicted"][k] for r in rows)
         err = (s - m) / m * 100
         within[k] += abs(err) <= 10
         cells.append(f"{f(m)} [{f(min(real))}–{f(max(real))}] / {f(s)} ({err:+.0f} %)")
-    kv = statistics.median([r["kv"] for run in runs for r in run if r["name"] == name])
+    kv = statistics.median(r["kv"] for r in rows)
     print(f"| {name} | {kv:.0f} | " + " | ".join(cells) + " |")
-print(f"within 10 % of the real median: " + ", ".join(f"{k} {within[k]} of {len(names)}" for k in keys))
+print("within 10 % of the real median: " + ", ".join(f"{k} {within[k]} of {len(names)}" for k in keys))
