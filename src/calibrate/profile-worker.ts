@@ -4,7 +4,7 @@ import { simCommand } from '../launch/sim-command.ts'
 import type { StartedServer } from '../launch/started-server.ts'
 
 /**
- * A simulated worker run with a profile.json (a calibrated one, or calibrate's zero-cost one) on a free port, its
+ * A simulated worker run with a profile.json (a calibrated one, or calibrate's known-cost one) on a free port, its
  * log `name`.log in `logDir`, `extraArgs` after the profile. The caller stops it.
  */
 export function startProfileWorker(
