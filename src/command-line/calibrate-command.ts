@@ -212,10 +212,11 @@ type CalibratedValidation = { summary: string } & Record<string, unknown>
 
 /** The validation as a table: per rate, each figure measured, predicted and the error. */
 function validationTable(v: Awaited<ReturnType<typeof validateProfile>>): string {
-  const head = ['rate', 'TTFT p50 meas', 'pred', 'err', 'TTFT p90 meas', 'pred', 'err', 'TPOT p50 meas', 'pred', 'err']
+  const head = ['rate', 'TTFT mean meas', 'pred', 'err', 'p50 meas', 'pred', 'err', 'p90 meas', 'pred', 'err']
+  head.push('TPOT p50 meas', 'pred', 'err')
   const rows = v.points.map((p) => [
     `${p.rate}${p.belowCapacity ? '' : '*'}`,
-    ...(['ttft_p50', 'ttft_p90', 'tpot_p50'] as const).flatMap((k) => [
+    ...(['ttft_mean', 'ttft_p50', 'ttft_p90', 'tpot_p50'] as const).flatMap((k) => [
       p.measured[k].toFixed(1),
       p.predicted[k].toFixed(1),
       pct(p.error[k]),
