@@ -1,4 +1,5 @@
 import { mkdtempSync } from 'node:fs'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
@@ -6,6 +7,17 @@ import { benchRequests } from '../src/index.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
 const outDir = (): string => mkdtempSync(join(tmpdir(), 'llm-perf-faults-'))
+/** Whether the server at `url` still accepts a TCP connection. */
+const accepts = (url: string): Promise<boolean> =>
+  new Promise((resolve) => {
+    const { hostname, port } = new URL(url)
+    const socket = connect(Number(port), hostname)
+    socket.once('connect', () => {
+      socket.destroy()
+      resolve(true)
+    })
+    socket.once('error', () => resolve(false))
+  })
 const dataset = { kind: 'random', inputLen: 16, outputLen: 40 } as const
 
 test('--fault-exit-after-tokens: the worker dies mid-stream; in-flight requests fail as resets, later ones as refused', async () => {
@@ -26,7 +38,9 @@ test('--fault-exit-after-tokens: the worker dies mid-stream; in-flight requests 
 test('--fault-refuse-after: new connections are refused once it stops listening', async () => {
   const w = await startSimWorker(['--fault-refuse-after', '0.3', '--speed', '4'])
   try {
-    await new Promise((r) => setTimeout(r, 600))
+    // until a connection is refused, not a fixed 0.6 s that a worker short of CPU can outlast
+    for (const end = Date.now() + 15_000; Date.now() < end && (await accepts(w.url)); )
+      await new Promise((r) => setTimeout(r, 50))
     const run = await benchRequests({ url: w.url }, { rate: 50, requests: 5, dataset, outDir: outDir() })
     expect(run.summary.errors_by_type).toEqual({ refused: 5 })
   } finally {

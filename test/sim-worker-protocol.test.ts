@@ -12,6 +12,21 @@ async function post(url: string, path: string, body: unknown): Promise<{ status:
   return { status: res.statusCode, type: String(res.headers['content-type']), text: await res.body.text() }
 }
 
+/**
+ * Resolves once the worker's /get_load shows `reached` of its running and waiting requests: what a request sent before
+ * has reached, read from the worker rather than guessed from a wait (which a busy machine can outrun).
+ */
+async function loadReaches(url: string, reached: (running: number, waiting: number) => boolean): Promise<void> {
+  for (const end = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 2))) {
+    const load = (await (await request(`${url}/get_load`)).body.json()) as {
+      loads: Array<{ num_running_reqs: number; num_waiting_reqs: number }>
+    }
+    const l = load.loads[0]
+    if (l !== undefined && reached(l.num_running_reqs, l.num_waiting_reqs)) return
+    if (Date.now() > end) throw new Error(`the worker never reached that load: ${JSON.stringify(load)}`)
+  }
+}
+
 const events = (text: string): string[] => text.split('\n\n').filter((e) => e !== '')
 const payloads = (text: string): Array<Record<string, any>> =>
   events(text)
@@ -104,9 +119,9 @@ describe('sim-server with --enable-metrics', () => {
     const slow = post(
       w.url,
       '/generate',
-      gen({ rid: 'same', stream: false, sampling_params: { max_new_tokens: 60, ignore_eos: true } }),
+      gen({ rid: 'same', stream: false, sampling_params: { max_new_tokens: 600, ignore_eos: true } }),
     )
-    await new Promise((r) => setTimeout(r, 20))
+    await loadReaches(w.url, (running, waiting) => running + waiting === 1)
     const dup = await post(w.url, '/generate', gen({ rid: 'same', stream: false }))
     expect(dup).toMatchObject({ status: 400, text: '{"error":{"message":"Duplicate request ID detected: same"}}' })
     expect((await slow).status).toBe(200)
@@ -242,11 +257,11 @@ test('incremental streaming output sends deltas', async () => {
 test('past --max-queued-requests: 503 "The request queue is full."', async () => {
   const w = await startSimWorker(['--max-running-requests', '1', '--max-queued-requests', '1'])
   try {
-    const long = { text: 'a b c', stream: false, sampling_params: { max_new_tokens: 40, ignore_eos: true } }
+    const long = { text: 'a b c', stream: false, sampling_params: { max_new_tokens: 150, ignore_eos: true } }
     const first = post(w.url, '/generate', long)
-    await new Promise((r) => setTimeout(r, 30))
+    await loadReaches(w.url, (running) => running === 1)
     const second = post(w.url, '/generate', long)
-    await new Promise((r) => setTimeout(r, 30))
+    await loadReaches(w.url, (running, waiting) => running === 1 && waiting === 1)
     expect(await post(w.url, '/generate', long)).toMatchObject({
       status: 503,
       text: '{"detail":"The request queue is full."}',
@@ -262,8 +277,13 @@ test('/health answers 503 while warming up (while /model_info already answers), 
   const w = await startSimWorker(['--warmup-time', '1.5'], 'warming', { path: '/model_info' })
   try {
     expect((await request(`${w.url}/health`)).statusCode).toBe(503)
-    await new Promise((r) => setTimeout(r, 1800))
-    expect((await request(`${w.url}/health`)).statusCode).toBe(200)
+    // read until it answers 200, not after a fixed 1.8 s that a worker short of CPU can outlast
+    let status = 503
+    for (const end = Date.now() + 15_000; status !== 200 && Date.now() < end; ) {
+      await new Promise((r) => setTimeout(r, 100))
+      status = (await request(`${w.url}/health`)).statusCode
+    }
+    expect(status).toBe(200)
     expect(w.logTail().some((l) => l.includes('The server is fired up and ready to roll!'))).toBe(true)
   } finally {
     await w.stop()
