@@ -75,6 +75,7 @@ const VALIDATION_OUTPUT = 96
 export const DEFAULT_POINT_S = 20
 /** Requests of the held-out shape the simulated worker serves, unmeasured, before the first point. */
 const SIM_WARM_UP_REQUESTS = 48
+const SIM_WARM_UP_OUTPUT = 32
 /** The fewest requests a held-out point sends: its p90 is then the 2nd-highest of 20. */
 export const MIN_POINT_REQUESTS = 20
 
@@ -139,11 +140,13 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
         : [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3))))
     // the simulated worker's code warmed as the server's was by the probes: 16 warm-up requests a point left its first
     // point's TTFT p50 +5 % over an identical worker that had served 300, +11 % at worst, beside two CPU hogs on the
-    // 2-vCPU VM; after 48 of the held-out shape, −3 to +5 % (its prompts none of the points': no prefix cached)
+    // 2-vCPU VM; after 48 of the held-out shape, −3 to +5 %. Their prompts are none of the points' (no prefix cached),
+    // their answers bench_serving's warm-up cap of 32 tokens (a worker of one slot serves them one at a time)
     await benchRequests(
       { url: sim.url },
       {
         ...common(join(opts.workDir, 'sim-warm-up')),
+        dataset: { kind: 'random', inputLen: VALIDATION_INPUT, outputLen: SIM_WARM_UP_OUTPUT, rangeRatio: 1 },
         warmup: 0,
         rate: 1000,
         requests: SIM_WARM_UP_REQUESTS,

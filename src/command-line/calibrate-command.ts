@@ -212,8 +212,10 @@ type CalibratedValidation = { summary: string } & Record<string, unknown>
 
 /** The validation as a table: per rate, each figure measured, predicted and the error. */
 function validationTable(v: Awaited<ReturnType<typeof validateProfile>>): string {
-  const head = ['rate', 'TTFT mean meas', 'pred', 'err', 'p50 meas', 'pred', 'err', 'p90 meas', 'pred', 'err']
-  head.push('TPOT p50 meas', 'pred', 'err')
+  const head = [
+    'rate',
+    ...['TTFT mean meas', 'p50 meas', 'p90 meas', 'TPOT p50 meas'].flatMap((figure) => [figure, 'pred', 'err']),
+  ]
   const rows = v.points.map((p) => [
     `${p.rate}${p.belowCapacity ? '' : '*'}`,
     ...(['ttft_mean', 'ttft_p50', 'ttft_p90', 'tpot_p50'] as const).flatMap((k) => [
