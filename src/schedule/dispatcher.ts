@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks'
+import { sleepThread } from '../common/sleep-thread.ts'
 
 /**
  * Fires callbacks at absolute target times (ms from the run's start), never by sleeping the gap after the
@@ -44,8 +45,6 @@ const NAP_WINDOW_MS = 2
 const NAP_MS = 0.25
 /** The last stretch before a target, spent awake: a nap's wake-up takes some tens of microseconds. */
 const AWAKE_MS = 0.1
-/** What Atomics.wait waits on: never notified, so each wait is a nap of its timeout. */
-const NAP_CELL = new Int32Array(new SharedArrayBuffer(4))
 
 /**
  * How late this thread's naps have lately woken: the 4th latest of the last 256 (in ms), so 1 in ~64 naps may wake
@@ -146,7 +145,7 @@ export function dispatchAtTargets(opts: DispatchOptions): Promise<number> {
         if (target - now > awake) {
           const nap = Math.min(NAP_MS, target - now - awake)
           const napFrom = performance.now()
-          Atomics.wait(NAP_CELL, 0, 0, nap)
+          sleepThread(nap)
           const woke = performance.now()
           napped(Math.max(0, woke - napFrom - nap))
           if (waiting !== undefined) waiting.waitMs += woke - (now + offset)

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks'
 import { epochNowMs } from '../../common/clock.ts'
+import { sleepThread } from '../../common/sleep-thread.ts'
 import { KvCells } from './kv-cells.ts'
 import { PrefixCache } from './prefix-cache.ts'
 import type { SpeedProfile } from './profiles.ts'
@@ -36,8 +37,6 @@ interface Slot {
 
 /** How far the engine's virtual timeline may lag real time before it stops catching up. */
 export const MAX_CATCH_UP_MS = 20
-/** What the thread sleeps on for a step's last fraction of a millisecond: never notified, so it times out. */
-const SLEEP = new Int32Array(new SharedArrayBuffer(4))
 
 /**
  * Continuous batching in real time, as SGLang's scheduler does it by default: a FCFS waiting queue;
@@ -211,7 +210,7 @@ export class SimEngine {
     else
       setTimeout(() => {
         const leftMs = endMs - performance.now()
-        if (leftMs > 0) Atomics.wait(SLEEP, 0, 0, leftMs)
+        if (leftMs > 0) sleepThread(leftMs)
         next()
       }, Math.floor(waitMs))
   }
