@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs'
 import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { expect, test } from 'vitest'
+import { expect, test, vi } from 'vitest'
 import { benchRequests } from '../src/index.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
@@ -39,8 +39,7 @@ test('--fault-refuse-after: new connections are refused once it stops listening'
   const w = await startSimWorker(['--fault-refuse-after', '0.3', '--speed', '4'])
   try {
     // until a connection is refused, not a fixed 0.6 s that a worker short of CPU can outlast
-    for (const end = Date.now() + 15_000; Date.now() < end && (await accepts(w.url)); )
-      await new Promise((r) => setTimeout(r, 50))
+    await vi.waitUntil(async () => !(await accepts(w.url)), { timeout: 15_000, interval: 50 })
     const run = await benchRequests({ url: w.url }, { rate: 50, requests: 5, dataset, outDir: outDir() })
     expect(run.summary.errors_by_type).toEqual({ refused: 5 })
   } finally {

@@ -1,5 +1,5 @@
 import { request } from 'undici'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import type { StartedServer } from '../src/launch/started-server.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
@@ -17,14 +17,16 @@ async function post(url: string, path: string, body: unknown): Promise<{ status:
  * has reached, read from the worker rather than guessed from a wait (which a busy machine can outrun).
  */
 async function loadReaches(url: string, reached: (running: number, waiting: number) => boolean): Promise<void> {
-  for (const end = Date.now() + 10_000; ; await new Promise((r) => setTimeout(r, 2))) {
-    const load = (await (await request(`${url}/get_load`)).body.json()) as {
-      loads: Array<{ num_running_reqs: number; num_waiting_reqs: number }>
-    }
-    const l = load.loads[0]
-    if (l !== undefined && reached(l.num_running_reqs, l.num_waiting_reqs)) return
-    if (Date.now() > end) throw new Error(`the worker never reached that load: ${JSON.stringify(load)}`)
-  }
+  await vi.waitUntil(
+    async () => {
+      const load = (await (await request(`${url}/get_load`)).body.json()) as {
+        loads: Array<{ num_running_reqs: number; num_waiting_reqs: number }>
+      }
+      const l = load.loads[0]
+      return l !== undefined && reached(l.num_running_reqs, l.num_waiting_reqs)
+    },
+    { timeout: 10_000, interval: 2, message: 'the worker never reached that load' },
+  )
 }
 
 const events = (text: string): string[] => text.split('\n\n').filter((e) => e !== '')
@@ -278,12 +280,11 @@ test('/health answers 503 while warming up (while /model_info already answers), 
   try {
     expect((await request(`${w.url}/health`)).statusCode).toBe(503)
     // read until it answers 200, not after a fixed 1.8 s that a worker short of CPU can outlast
-    let status = 503
-    for (const end = Date.now() + 15_000; status !== 200 && Date.now() < end; ) {
-      await new Promise((r) => setTimeout(r, 100))
-      status = (await request(`${w.url}/health`)).statusCode
-    }
-    expect(status).toBe(200)
+    await vi.waitUntil(async () => (await request(`${w.url}/health`)).statusCode === 200, {
+      timeout: 15_000,
+      interval: 100,
+    })
+    expect((await request(`${w.url}/health`)).statusCode).toBe(200)
     expect(w.logTail().some((l) => l.includes('The server is fired up and ready to roll!'))).toBe(true)
   } finally {
     await w.stop()
