@@ -10,17 +10,17 @@ import { startSimWorker } from './helpers/sim.ts'
 /**
  * The hidden server: another model's profile (70B on four H100s), 4× its speed, at most 8 requests running. What
  * HTTP, the client and a simulated worker add to every TTFT by themselves (0.5–1.5 ms on the 2-vCPU VM) is measured
- * on a worker of known cost and taken off before the fit: counted in the base, a calibrated worker added it again, and a
- * held-out TTFT p50 read +18 % on CI at 2×. Taken off, 4× (half the test's time) read within 5.3 % in four runs, one
- * beside a CPU hog; then +19 % once on CI, its overhead read point by point. Taken off as a line over the lengths and
+ * on a worker of known cost and taken off before the fit: counted in the base, a calibrated worker added it again,
+ * and a held-out TTFT p50 read +18 % on CI at 2×. Taken off, 4× (half the test's time) read within 5.3 % in four
+ * runs, one beside a CPU hog; then +19 % once on CI, its overhead read point by point. Taken off as a line over the lengths and
  * each prefill the p50 of 9 requests, not 5: seven runs here passed, two beside a CPU hog; the four that printed each
  * point read the first two within 10.6 %. Then a clean-clone CI read the first point +21.7 % with a fit within 4 % of
  * the hidden constants (the second point +0.0 %): 22 requests a point at --point-s 5. At 10 s a point (43 requests at
  * the first), two runs read the first two within 2.6 %; then CI read +15.4 %. Three causes, each measured: a worker
  * that sleeps through its step wakes ~0.5 ms later than one whose steps cost nothing (the overhead is now measured on a
  * worker whose step costs 4 ms); Node's timer counts whole milliseconds, so a step ended up to 1 ms early by its
- * length's fraction (the engine sleeps the rest); the calibrated worker started cold (+5 % on its first point beside two
- * CPU hogs; it now serves 48 requests first). Then, beside one CPU hog, the first two points read within 6.2 % (p50
+ * length's fraction (the engine sleeps the rest); the calibrated worker started cold (+5 % on its first point beside
+ * two CPU hogs; it now serves 48 requests first). Then, beside one CPU hog, the first two points read within 6.2 % (p50
  * and mean) in two runs, where they had read +7.5 to +9.1 %.
  */
 const SPEED = 4

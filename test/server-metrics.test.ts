@@ -88,8 +88,8 @@ const fellBehindS = async (workerUrl: string): Promise<number> => {
 
 /**
  * What the worker counted once it has caught up with a freeze: read until the count has risen past `from` + `atLeast`
- * (or 10 s went by), then once more 100 ms later. A worker scheduled late after SIGCONT can serve the scrape that is already waiting
- * before its timers run and count the freeze: a CI runner read 0 s lost 100 ms after a 1-s freeze.
+ * (or 10 s went by), then once more 100 ms later. A worker scheduled late after SIGCONT can serve the scrape that is
+ * already waiting before its timers run and count the freeze: a CI runner read 0 s lost 100 ms after a 1-s freeze.
  */
 const caughtUp = async (workerUrl: string, from: number, atLeast: number): Promise<number> => {
   await vi

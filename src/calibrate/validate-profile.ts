@@ -138,11 +138,11 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
       (capacity !== undefined && capacity.measured > 0
         ? [0.25, 0.5, 0.75].map((f) => Number((f * (capacity as { measured: number }).measured).toPrecision(3)))
         : [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3))))
-    // the simulated worker's code warmed as the server's was by the probes: 16 warm-up requests a point left its first
-    // point's TTFT p50 +5 % over an identical worker that had served 300, +11 % at worst, beside two CPU hogs on the
-    // 2-vCPU VM; after 64 of the held-out shape, −3 to +5 %. 48 of 256/32 tokens: calibrations alone then read the first
-    // two points within 7 %. Their prompts are none of the points' (no prefix cached), their answers bench_serving's
-    // warm-up cap of 32 tokens (a worker of one slot serves them one at a time)
+    // the simulated worker's code warmed as the server's was by the probes: 16 warm-up requests a point left its
+    // first point's TTFT p50 +5 % over an identical worker that had served 300, +11 % at worst, beside two CPU hogs
+    // on the 2-vCPU VM; after 64 of the held-out shape, −3 to +5 %. 48 of 256/32 tokens: calibrations alone then read
+    // the first two points within 7 %. Their prompts are none of the points' (no prefix cached), their answers
+    // bench_serving's warm-up cap of 32 tokens (a worker of one slot serves them one at a time)
     await benchRequests(
       { url: sim.url },
       {
