@@ -8,11 +8,11 @@ import { startSimWorker } from './helpers/sim.ts'
 // Issue 34: a simulator calibrated from a server whose speed is hidden from the calibration, with its error measured.
 
 /**
- * The hidden server: another model's profile (70B on four H100s), 4× its speed, at most 8 requests running. What
- * HTTP, the client and a simulated worker add to every TTFT by themselves (0.5–1.5 ms on the 2-vCPU VM) is measured
- * on a worker of known cost and taken off before the fit: counted in the base, a calibrated worker added it again,
- * and a held-out TTFT p50 read +18 % on CI at 2×. Taken off, 4× (half the test's time) read within 5.3 % in four
- * runs, one beside a CPU hog; then +19 % once on CI, its overhead read point by point. Taken off as a line over the lengths and
+ * The hidden server: another model's profile (70B on four H100s), 4× its speed, at most 8 requests running. What HTTP,
+ * the client and a simulated worker add to every TTFT by themselves (0.5–1.5 ms on the 2-vCPU VM) is measured on a
+ * worker of known cost and taken off before the fit: counted in the base, a calibrated worker added it again, and a
+ * held-out TTFT p50 read +18 % on CI at 2×. Taken off, 4× (half the test's time) read within 5.3 % in four runs, one
+ * beside a CPU hog; then +19 % once on CI, its overhead read point by point. Taken off as a line over the lengths and
  * each prefill the p50 of 9 requests, not 5: seven runs here passed, two beside a CPU hog; the four that printed each
  * point read the first two within 10.6 %. Then a clean-clone CI read the first point +21.7 % with a fit within 4 % of
  * the hidden constants (the second point +0.0 %): 22 requests a point at --point-s 5. At 10 s a point (43 requests at
