@@ -783,8 +783,7 @@ async function withKnownCostWorker(workDir: string, use: (url: string) => Promis
   const profilePath = join(workDir, 'known-cost-profile.json')
   const known = {
     name: 'known-cost',
-    description:
-      `every step costs ${KNOWN_STEP_MS} ms: what a TTFT has beyond it is HTTP, the client and the worker itself`,
+    description: `every step costs ${KNOWN_STEP_MS} ms: what a TTFT has beyond it is HTTP, the client and the worker`,
     prefillBaseMs: KNOWN_STEP_MS,
     prefillPerTokenMs: 0,
     prefillPerTokenCtxMs: 0,
