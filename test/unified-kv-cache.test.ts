@@ -236,3 +236,70 @@ test('prompts that reach an idle llama.cpp-like server together share one batch:
     await worker.stop()
   }
 })
+
+test('a prompt on cells its streams interleaved costs the interleaved table, by how interleaved they are; on cells in runs, the runs table', async () => {
+  // flat in the cells held, so the window does not matter: a 512-token prompt reads 25 ms in runs, 75 interleaved
+  const flat = (ms: number): [number, number][] => [
+    [0, ms],
+    [40_000, ms],
+  ]
+  const table = {
+    prefill: [
+      { size: 1, points: flat(20) },
+      { size: 2048, points: flat(40) },
+    ],
+    prefillInterleaved: [
+      { size: 1, points: flat(60) },
+      { size: 2048, points: flat(120) },
+    ],
+    decode: [{ size: 1, points: flat(1) }],
+  }
+  const dir = tmp()
+  const profile = join(dir, 'profile.json')
+  writeFileSync(profile, JSON.stringify({ ...PROFILE, unifiedKv: { ...PROFILE.unifiedKv, table } }))
+  const worker = await startSimWorker(['--profile', profile], 'kv-interleaved')
+  const slots = PROFILE.maxRunningRequests
+  const fill = (inputLen: number, outputLen: number) =>
+    benchRequests(worker, {
+      users: slots,
+      requests: slots,
+      dataset: { kind: 'random', inputLen, outputLen, rangeRatio: 1 },
+      metricsIntervalMs: 0,
+      outDir: tmp(),
+    })
+  const prompt = async (): Promise<number> => {
+    const run = await benchRequests(worker, {
+      users: 1,
+      requests: 1,
+      dataset: { kind: 'random', inputLen: L, outputLen: 1, rangeRatio: 1 },
+      metricsIntervalMs: 0,
+      outDir: tmp(),
+    })
+    return run.summary.metrics.ttft?.p50 as number
+  }
+  try {
+    // every slot's prompt placed whole (one batch: 8 × 256 in four physical batches), then one prompt of L
+    await fill(256, 1)
+    const inRuns = await prompt()
+    // every slot's stream decoding at once, a cell of each a step, then the same prompt
+    await fill(4, 250)
+    const interleaved = await prompt()
+    // the share the worker read: the same cells laid by KvCells (the prompt in a freed slot: past the end, in a run)
+    const cells = new KvCells(PROFILE.maxTotalTokens)
+    cells.placeStep(Array.from({ length: slots }, (_, s) => [s, 4] as const))
+    for (let t = 0; t < 249; t++) cells.placeStep(Array.from({ length: slots }, (_, s) => [s, 1] as const))
+    cells.free(0)
+    cells.placeStep([[0, L]])
+    const share = cells.interleaving
+    const runsMs = 20 + (20 * (L - 1)) / 2047
+    const mixedMs = 60 + (60 * (L - 1)) / 2047
+    expect(share).toBeGreaterThan(0.6)
+    expect(inRuns / runsMs).toBeGreaterThan(0.95)
+    expect(inRuns / runsMs).toBeLessThan(1.25)
+    const predicted = runsMs + share * (mixedMs - runsMs)
+    expect(interleaved / predicted).toBeGreaterThan(0.95)
+    expect(interleaved / predicted).toBeLessThan(1.15)
+  } finally {
+    await worker.stop()
+  }
+})

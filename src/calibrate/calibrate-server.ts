@@ -37,6 +37,8 @@ export interface CalibratedProfile {
     table?: {
       prefill: Array<{ size: number; points: Array<[number, number]> }>
       decode: Array<{ size: number; points: Array<[number, number]> }>
+      /** The prompts' steps again on cells interleaved by streams decoding side by side. */
+      prefillInterleaved?: Array<{ size: number; points: Array<[number, number]> }>
     }
     /** What choosing a slot costs the server's loop, per prompt token per token idle slots hold. */
     slotSelectPerTokenCellMs?: number
@@ -62,6 +64,8 @@ export interface CalibratedProfile {
           overhead_ms: number
           kv_cells?: number
           state?: string
+          /** `interleaved`: the cells held were laid by streams decoding side by side (the table's second half). */
+          layout?: 'interleaved'
         }>
         residual_rms_ms: number
         worst: number
@@ -219,6 +223,12 @@ const TABLE_LENGTHS = [32, 128, 256, 512, 1024, 2048]
 // cheaper than two (H100, 0.8 B, as found: 1 stream 3.1 ms a step, 2 streams 6.1, 4 streams 5.3) and a line from
 // 1 to 4 read 2-3 streams 40 % fast
 const TABLE_STREAMS = [1, 2, 4, 16, 64]
+/**
+ * The prompts of the interleaved fill (llama.cpp): its streams then decode the rest of each slot's tokens side by side,
+ * so all but these lie a cell of each slot a step. On the H200 (session 33) a 2,048-token prompt over 18k cells took
+ * 200-205 ms with the cells in runs (64 prompts at once), 281-323 ms interleaved: a load's streams lay them so.
+ */
+const INTERLEAVED_PROMPT = 4
 /** The prompt whose placement is timed against the same in slot 0 (the check's and the README's loads use it). */
 const SLOT_CHOICE_PROMPT = 256
 
@@ -392,7 +402,7 @@ async function calibrate(
       throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe ${what}: no TTFT was measured`)
     return ttft
   }
-  const prefillProbe = async (len: number, state: string): Promise<void> => {
+  const prefillProbe = async (len: number, state: string, interleaved = false): Promise<void> => {
     // the step's cells: what the other slots hold and this prompt (llama.cpp's n_kv), as the server said after it
     const { result: ttft, after: cells } = await cellsAround(() =>
       prefillTtft(opts.url, len, true, state === 'as found' ? '' : slug(state)),
@@ -402,6 +412,7 @@ async function calibrate(
       ttft_ms: ttft,
       overhead_ms: 0,
       ...(cells === undefined ? {} : { kv_cells: cells, state }),
+      ...(interleaved ? { layout: 'interleaved' as const } : {}),
     })
     opts.onProbe?.(
       `prefill ${len} tokens: TTFT p50 ${ttft.toFixed(2)} ms` +
@@ -480,6 +491,23 @@ async function calibrate(
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, state)
       await slotChoiceProbe(state)
       for (const c of TABLE_STREAMS.filter((x) => x <= maxRunning)) await decodeProbe(c, DECODE_PROMPT, state)
+      // the same occupancy laid as a load lays it: every slot's stream decoding at once, a cell of each a step
+      const interleaved = `${state}, interleaved`
+      const mixed = await probe(`fill-${slug(interleaved)}`, {
+        users: maxRunning,
+        requests: maxRunning,
+        dataset: {
+          kind: 'random',
+          inputLen: INTERLEAVED_PROMPT,
+          outputLen: Math.max(1, fillLen - INTERLEAVED_PROMPT),
+          rangeRatio: 1,
+        },
+      })
+      ok(mixed, 'interleaved fill')
+      opts.onProbe?.(
+        `every slot used (${maxRunning} streams at once, ${fillLen} tokens each): ${await kv()} KV cells held`,
+      )
+      for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, interleaved, true)
     }
   }
   // what choosing a slot costs (llama.cpp compares a prompt left to it with every idle slot's cache): the same
@@ -569,9 +597,11 @@ async function calibrate(
   // the probes with every slot used repeat lengths already measured: each takes the overhead its length had
   for (const p of prefill) p.overhead_ms = overheads.get(p.prompt_tokens) ?? p.overhead_ms
   // attention grows with the context each token attends to: L tokens from nothing cost L²/2 token-contexts
+  // the terms are fitted to the cells in runs, as they always were: the interleaved points are the table's alone
+  const inRuns = prefill.filter((p) => p.layout === undefined)
   const pf = fitNonNegative(
-    prefill.map((p) => [1, p.prompt_tokens, (p.prompt_tokens * p.prompt_tokens) / 2]),
-    prefill.map((p) => Math.max(0, p.ttft_ms - p.overhead_ms)),
+    inRuns.map((p) => [1, p.prompt_tokens, (p.prompt_tokens * p.prompt_tokens) / 2]),
+    inRuns.map((p) => Math.max(0, p.ttft_ms - p.overhead_ms)),
   )
   const [prefillBase, prefillPerToken, prefillPerTokenCtx] = pf.coef as [number, number, number]
 
@@ -628,8 +658,8 @@ async function calibrate(
     decode.map((d) => d.step_ms),
   )
   const [decodeBase, decodePerSeq, decodePerCtx] = df.coef as [number, number, number]
-  const u = unified ? { ...fitUnifiedKv(prefill, decode), table: stepTable(prefill, decode) } : undefined
-  const fitWarnings = meaninglessFit(prefill, u?.prefillFit ?? pf, decode, u?.decodeFit ?? df)
+  const u = unified ? { ...fitUnifiedKv(inRuns, decode), table: stepTable(prefill, decode) } : undefined
+  const fitWarnings = meaninglessFit(inRuns, u?.prefillFit ?? pf, decode, u?.decodeFit ?? df)
   const server = {
     // profiles are committed: the URL's credentials and query values are masked, not kept
     url: baseUrl(opts.url).display,
@@ -756,17 +786,21 @@ export function stepTable(prefill: Points['prefill']['points'], decode: Points['
         points: pts.sort((a, b) => a[0] - b[0]).map(([c, v]): [number, number] => [c, round(v)]),
       }))
   }
-  return {
-    prefill: rows(
-      prefill,
+  const prefillRows = (layout: 'interleaved' | undefined) =>
+    rows(
+      prefill.filter((p) => p.layout === layout),
       (p) => p.prompt_tokens,
       (p) => (p.kv_cells === undefined ? undefined : [p.kv_cells, Math.max(0, p.ttft_ms - p.overhead_ms)]),
-    ),
+    )
+  const interleaved = prefillRows('interleaved')
+  return {
+    prefill: prefillRows(undefined),
     decode: rows(
       decode.filter((d) => d.context_tokens <= DECODE_PROMPT + DECODE_OUTPUT),
       (d) => d.concurrency,
       (d) => (d.kv_cells === undefined ? undefined : [d.kv_cells, d.step_ms]),
     ),
+    ...(interleaved.length === 0 ? {} : { prefillInterleaved: interleaved }),
   }
 }
 

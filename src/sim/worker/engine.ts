@@ -5,7 +5,7 @@ import { KvCells } from './kv-cells.ts'
 import { PrefixCache } from './prefix-cache.ts'
 import type { SpeedProfile } from './profiles.ts'
 import type { SimRequest } from './sim-request.ts'
-import { tableStepMs } from './step-table.ts'
+import { prefillStepMs, tableStepMs } from './step-table.ts'
 import type { WorkerMetrics } from './worker-metrics.ts'
 
 export interface EngineConfig {
@@ -243,7 +243,7 @@ export class SimEngine {
       if (u.table !== undefined)
         return prefill.length === 0
           ? tableStepMs(u.table.decode, decode.length, cells)
-          : tableStepMs(u.table.prefill, tokens + decode.length, cells)
+          : prefillStepMs(u.table, tokens + decode.length, cells, this.#cells?.interleaving ?? 0)
       const decoding = p.decodePerSeqMs * decode.length + u.decodePerTokenCellMs * decode.length * cells
       if (prefill.length === 0) return p.decodeBaseMs + u.decodePerCellMs * cells + decoding
       return (

@@ -1,4 +1,5 @@
 import { expect, test } from 'vitest'
+import { SeededRandom } from '../../common/seeded-random.ts'
 import { KvCells } from './kv-cells.ts'
 
 test("a cache filled in order: the window is the cells held, padded to 32; a decode step's tokens go after them", () => {
@@ -96,4 +97,53 @@ test('a defrag moves at most max_moves runs of cells: streams that decoded side 
     [2, 1],
   ])
   expect(once.window).toBe(Math.ceil((held + 2) / 32) * 32)
+})
+
+/** The share `interleaving` should read, counted from scratch: of neighbouring occupied cells, those of two owners. */
+function interleavingOf(owners: number[]): number {
+  let pairs = 0
+  let changes = 0
+  for (let i = 1; i < owners.length; i++) {
+    const a = owners[i - 1] as number
+    const b = owners[i] as number
+    if (a < 0 || b < 0) continue
+    pairs++
+    if (a !== b) changes++
+  }
+  return pairs === 0 ? 0 : changes / pairs
+}
+
+test('interleaving: ~0 for prompts placed whole, all but the prompts for streams decoding side by side', () => {
+  const cells = new KvCells(65536, 85)
+  for (let s = 0; s < 64; s++) cells.placeStep([[s, 256]])
+  // 63 neighbours of two slots among 16,383
+  expect(cells.interleaving).toBeCloseTo(63 / (64 * 256 - 1), 9)
+  // 64 prompts of 16 in one batch (two physical batches of 512), then 240 steps of a cell each: calibrate's fill
+  const streams = new KvCells(65536, 85)
+  streams.placeStep(Array.from({ length: 64 }, (_, s) => [s, 16] as const))
+  for (let t = 0; t < 240; t++) streams.placeStep(Array.from({ length: 64 }, (_, s) => [s, 1] as const))
+  const pairs = 64 * 256 - 1
+  expect(streams.interleaving).toBeCloseTo((pairs - 64 * 15) / pairs, 9)
+})
+
+test('interleaving stays what the cells show through batches, frees, holes and defrag (a random churn)', () => {
+  const cells = new KvCells(16384, 85)
+  const rng = new SeededRandom(7)
+  const random = (): number => rng.next()
+  const live = new Set<number>()
+  let next = 0
+  for (let op = 0; op < 3000; op++) {
+    if (live.size > 0 && random() < 0.08) {
+      const seqs = [...live]
+      const seq = seqs[Math.floor(random() * seqs.length)] as number
+      cells.free(seq)
+      live.delete(seq)
+    } else if (random() < 0.1 && cells.used < 12000) {
+      const n = 1 + Math.floor(random() * 700)
+      cells.placeStep([[next, n], ...[...live].slice(0, 8).map((s) => [s, 1] as const)])
+      live.add(next++)
+    } else if (live.size > 0 && cells.used < 15000) cells.placeStep([...live].map((s) => [s, 1] as const))
+    expect(cells.interleaving).toBeCloseTo(interleavingOf([...cells.owners()]), 12)
+  }
+  expect(cells.interleaving).toBeGreaterThan(0)
 })

@@ -28,7 +28,11 @@ const profileFileSchema = z.object({
       decodePerCellMs: ms,
       decodePerTokenCellMs: ms,
       table: z
-        .strictObject({ prefill: z.array(stepRow).min(1), decode: z.array(stepRow).min(1) })
+        .strictObject({
+          prefill: z.array(stepRow).min(1),
+          decode: z.array(stepRow).min(1),
+          prefillInterleaved: z.array(stepRow).min(1).optional(),
+        })
         .transform(sortedStepTable)
         .optional(),
       slotSelectPerTokenCellMs: ms.optional(),

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { type StepRow, sortedStepTable, tableStepMs } from './step-table.ts'
+import { prefillStepMs, type StepRow, sortedStepTable, tableStepMs } from './step-table.ts'
 
 // rows as the H100 measured them (llama.cpp, prompt_ms of one prefill in slot 0, the others' cells held)
 const prefill: StepRow[] = [
@@ -60,4 +60,22 @@ test('a table written in any order reads as one in order once sorted, as a profi
   const { prefill: rows } = sortedStepTable(shuffled)
   expect(rows).toEqual(prefill)
   expect(tableStepMs(rows, 1280, 40_000)).toBeCloseTo(tableStepMs(prefill, 1280, 40_000), 9)
+})
+
+test('a prompt step reads between the runs table and the interleaved one by the share of interleaved cells', () => {
+  // the interleaved table as the H200 measured a 2,048-token prompt over 18k cells: ~300 ms where runs read ~200
+  const table = sortedStepTable({
+    prefill,
+    decode: [{ size: 1, points: [[0, 3]] }],
+    prefillInterleaved: [
+      { size: 512, points: [[16_640, 104.5]] },
+      { size: 2048, points: [[18_176, 300]] },
+    ],
+  })
+  expect(prefillStepMs(table, 2048, 18_176, 0)).toBeCloseTo(279, 6)
+  expect(prefillStepMs(table, 2048, 18_176, 1)).toBeCloseTo(300, 6)
+  expect(prefillStepMs(table, 2048, 18_176, 0.25)).toBeCloseTo(279 + 0.25 * 21, 6)
+  expect(prefillStepMs(table, 512, 16_640, 0.5)).toBeCloseTo((87.12 + 104.5) / 2, 6)
+  // no interleaved table: the runs table whatever the share
+  expect(prefillStepMs(sortedStepTable({ prefill, decode: [] }), 2048, 18_176, 1)).toBeCloseTo(279, 6)
 })

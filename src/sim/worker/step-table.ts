@@ -12,6 +12,12 @@ export interface StepTable {
   prefill: StepRow[]
   /** Steps of streams alone: the streams → [cells held, ms]. */
   decode: StepRow[]
+  /**
+   * Steps with prompt tokens as `prefill`, measured on cells the streams laid side by side (a cell of each slot a
+   * step) where `prefill`'s lie in runs (each slot's prompt placed whole): the simulator reads between the two by how
+   * interleaved its cells are (KvCells.interleaving). Absent: `prefill` whatever the layout.
+   */
+  prefillInterleaved?: StepRow[]
 }
 
 export interface StepRow {
@@ -52,13 +58,28 @@ function atCells(row: StepRow, cells: number): number {
   return Math.max(0, lerp(x0, y0, x1, y1, cells))
 }
 
+/**
+ * A step with prompt tokens: the runs table's time, moved toward the interleaved table's by `interleaving` (0: the
+ * cells in runs, as `prefill` was measured; 1: every neighbour of another slot, about as `prefillInterleaved` was).
+ */
+export function prefillStepMs(table: StepTable, size: number, cells: number, interleaving: number): number {
+  const runs = tableStepMs(table.prefill, size, cells)
+  if (table.prefillInterleaved === undefined || interleaving <= 0) return runs
+  const mixed = tableStepMs(table.prefillInterleaved, size, cells)
+  return Math.max(0, runs + Math.min(1, interleaving) * (mixed - runs))
+}
+
 /** The table with its rows by size and each row's points by cells, as tableStepMs reads it. */
 export function sortedStepTable(table: StepTable): StepTable {
   const rows = (r: StepRow[]): StepRow[] =>
     [...r]
       .sort((a, b) => a.size - b.size)
       .map((row) => ({ size: row.size, points: [...row.points].sort((a, b) => a[0] - b[0]) }))
-  return { prefill: rows(table.prefill), decode: rows(table.decode) }
+  return {
+    prefill: rows(table.prefill),
+    decode: rows(table.decode),
+    ...(table.prefillInterleaved === undefined ? {} : { prefillInterleaved: rows(table.prefillInterleaved) }),
+  }
 }
 
 const lerp = (x0: number, y0: number, x1: number, y1: number, x: number): number =>
