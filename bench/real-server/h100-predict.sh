@@ -238,7 +238,7 @@ gpus)
   cp $w/gpus/*/summary.json $w/gpus/summary.json "$out/" 2>/dev/null || true
   (cd $w/gpus && tar czf "$out/gpus-run.tgz" .)
   ;;
-hog | layout | layouts)
+hog | layout | layouts | gaps)
   # step-probe.py on the unpatched server: hog, does the host's other work slow its steps (0, 8 and 16 busy processes
   # beside it); layout, does the cells' order (runs or interleaved, the same cells held) slow a prompt
   lscpu >"$out/cpu.txt" 2>&1 || true

@@ -3,7 +3,7 @@ LLAMA_STEP_LOG=1): calibrate's prefill probes and batch-probe's against the same
 phase's start and end are written as markers on this machine's monotonic clock (the log's t_us is ggml_time_us(),
 CLOCK_MONOTONIC too), so steplog-read.py can cut the server's log by phase. Not a test: h100-predict.sh steplog.
 
-  python3 step-probe.py URL OUT.jsonl calibrate|load|hog|layout|layouts
+  python3 step-probe.py URL OUT.jsonl calibrate|load|hog|layout|layouts|gaps
 """
 
 import json
@@ -143,3 +143,32 @@ if WHAT == "layouts":
                       "ignore_eos": True, "cache_prompt": True} for i in range(64)])
             for n in [512, 2048]:
                 one(f"{name}-prefill-{n}-{r}", lambda n=n: {"prompt": ids(n), "n_predict": 1, "id_slot": 0}, 3)
+            # and the streams' steps on that layout: one stream, then two at once, 64 tokens each (slots 1 and 2)
+            for streams in [1, 2]:
+                mark(f"{name}-decode-{streams}-{r}", "start")
+                tpots = []
+                for _ in range(3):
+                    bodies = [{"prompt": ids(32), "n_predict": 64, "id_slot": 1 + i, "logit_bias": BYTE_TOKEN_BAN,
+                               "ignore_eos": True} for i in range(streams)]
+                    got = [None] * streams
+                    ts = [threading.Thread(target=lambda i=i: got.__setitem__(i, post(bodies[i]))) for i in range(streams)]
+                    for t in ts:
+                        t.start()
+                    for t in ts:
+                        t.join()
+                    tpots += [g["timings"]["predicted_per_token_ms"] for g in got]
+                mark(f"{name}-decode-{streams}-{r}", "end", tpot_ms=tpots)
+if WHAT == "gaps":
+    # does a stream decode slower after the server sat idle (GPU clocks, the host's wake-up)? one 256/128 request at a
+    # time after 0, 50, 300 and 1,000 ms idle, rounds alternating; then a prompt arriving among two streams
+    for r in range(2):
+        for gap in [0, 0.05, 0.3, 1.0]:
+            mark(f"gap-{int(gap * 1000)}-{r}", "start")
+            got = []
+            for _ in range(4):
+                time.sleep(gap)
+                ms, a = server.timed_post({"prompt": ids(256), "n_predict": 128, "logit_bias": BYTE_TOKEN_BAN,
+                                           "ignore_eos": True})
+                got.append({"client_ms": round(ms, 2), "prompt_ms": a["timings"]["prompt_ms"],
+                            "tpot_ms": a["timings"]["predicted_per_token_ms"]})
+            mark(f"gap-{int(gap * 1000)}-{r}", "end", requests=got)
