@@ -13,8 +13,10 @@
 #   one ~0.9-s stall, session 28, out of the load)
 #   steplog (DEVICE=.device-sl: node, node_modules, the full source): the server patched to log every step
 #   (step-log-patch.py), step-probe.py's calibrate phases and a users-4 load (session 30); hog, layout: step-probe.py
-#   on the unpatched server; layouts (not yet run on the GPU): 512- and 2,048-token prompts on 64 × 256 cells laid
-#   in runs, as a 256/128 load leaves them and interleaved. Keep $OUT to a few files: the device tool leaves out
+#   on the unpatched server; layouts (session 33): 512- and 2,048-token prompts and one and two streams on 64 × 256
+#   cells laid in runs, as a 256/128 load leaves them and interleaved; gaps: one request at a time after 0-1,000 ms
+#   idle. Two of these in one command: the second found the port still held twice in session 33 (the trap now waits
+#   for the server; untried since), so give each its own call or GPU. Keep $OUT to a few files: the device tool leaves out
 #   files past a count
 #   pair "CMD0" "CMD1" (nvidia-h200-x2, session 31): two steps at once, a GPU each (their own port, work folder and
 #   results), e.g. pair "WARM=1 bash $0 fresh" "bash $0 used"; bench/real-server/median-table.py reads several runs'
@@ -103,7 +105,8 @@ serve() {
   waitPortFree
   "$@" --port $port >"$log" 2>&1 &
   pid=$!
-  trap 'kill $pid 2>/dev/null || true' EXIT
+  # waited for: a server still shutting down held the port past the next step's 30-s wait (session 33)
+  trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
   waitHealthy
 }
 
