@@ -15,8 +15,8 @@
 #   (step-log-patch.py), step-probe.py's calibrate phases and a users-4 load (session 30); hog, layout: step-probe.py
 #   on the unpatched server; layouts (session 33): 512- and 2,048-token prompts and one and two streams on 64 × 256
 #   cells laid in runs, as a 256/128 load leaves them and interleaved; gaps: one request at a time after 0-1,000 ms
-#   idle. Two of these in one command: the second found the port still held twice in session 33 (the trap now waits
-#   for the server; untried since), so give each its own call or GPU. Keep $OUT to a few files: the device tool leaves out
+#   idle. Two of these in one command: the second takes the next free port (waitPortFree; the first's is held a
+#   minute after it stops, which lost two steps in session 33). Keep $OUT to a few files: the device tool leaves out
 #   files past a count
 #   pair "CMD0" "CMD1" (nvidia-h200-x2, session 31): two steps at once, a GPU each (their own port, work folder and
 #   results), e.g. pair "WARM=1 bash $0 fresh" "bash $0 used"; bench/real-server/median-table.py reads several runs'
@@ -88,14 +88,22 @@ waitHealthy() {
   done
   echo "llama-server did not become healthy" && return 1
 }
-# $port free to bind (a server just stopped can hold it a moment; the next one then fails to start)
+# $port free to bind, or the next free one of this GPU's (a step of 2: `pair`'s other GPU has the other parity). A
+# stopped server's port is held for a minute by the connections it closed (TIME_WAIT; its listener did not set
+# SO_REUSEADDR): the second of two steps in one command found it taken after 30 s (session 33, here and on the GPU)
+portFree() {
+  python3 -c "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', $port))" 2>/dev/null
+}
 waitPortFree() {
-  for _ in $(seq 1 300); do
-    # SO_REUSEADDR, as llama-server binds: without it a closed server's connections in TIME_WAIT read as taken
-    python3 -c "import socket; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(('127.0.0.1', $port))" 2>/dev/null && return 0
+  for _ in $(seq 1 30); do
+    portFree && return 0
     sleep 0.1
   done
-  echo "port $port still taken" && return 1
+  for _ in $(seq 1 20); do
+    port=$((port + 2))
+    portFree && echo "port now $port" && return 0
+  done
+  echo "no free port up to $port" && return 1
 }
 
 # a llama-server for the rest of this step: serve LOG COMMAND ARGS… (on $port, stopped when the step ends)
@@ -105,7 +113,6 @@ serve() {
   waitPortFree
   "$@" --port $port >"$log" 2>&1 &
   pid=$!
-  # waited for: a server still shutting down held the port past the next step's 30-s wait (session 33)
   trap 'kill $pid 2>/dev/null; wait $pid 2>/dev/null || true' EXIT
   waitHealthy
 }
