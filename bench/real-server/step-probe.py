@@ -151,7 +151,8 @@ if WHAT == "layouts":
                     bodies = [{"prompt": ids(32), "n_predict": 64, "id_slot": 1 + i, "logit_bias": BYTE_TOKEN_BAN,
                                "ignore_eos": True} for i in range(streams)]
                     got = [None] * streams
-                    ts = [threading.Thread(target=lambda i=i: got.__setitem__(i, post(bodies[i]))) for i in range(streams)]
+                    ts = [threading.Thread(target=lambda i=i: got.__setitem__(i, post(bodies[i])))
+                          for i in range(streams)]
                     for t in ts:
                         t.start()
                     for t in ts:
