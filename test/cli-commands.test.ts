@@ -42,10 +42,14 @@ test('compare: a slower server is worse beyond noise, --fail-on exits 1, another
   // one unit a column, and the interval apart from the verdict (it ran into it: `[-28.31, 24.91]within noise`)
   expect(worse.stdout).toMatch(/ change \(%\) +95 % interval of B − A \(ms\) +verdict$/mu)
   expect(worse.stdout).toMatch(/^ {2}tpot p50 +[\d.]+ +[\d.]+ +\+\d+\.\d +\[[\d.]+, [\d.]+\] {3,}worse$/mu)
-  // a change beyond noise but under the minimum effect is small, not worse: 4× slower is under 1,000 %
+  // a change beyond noise but under the minimum effect is small, not worse: 4× slower is under 1,000 %. Each row under
+  // it is judged so; a queue's tail can pass it (the slow server's TTFT p90 read +1,026 % once, on a busy CI machine)
   const small = await cli(['compare', join(dir, 'fast'), join(dir, 'slow'), '--min-effect', '1000%'])
   expect(small.stdout).toMatch(/^ {2}tpot p50 .* small$/mu)
-  expect(small.stdout).not.toMatch(/ (worse|better)$/mu)
+  const rows = [...small.stdout.matchAll(/^ {2}(\S+ p\d+) +[\d.]+ +[\d.]+ +([+-][\d.]+) +\[.*\] +(\w+)$/gmu)]
+  expect(rows.length).toBeGreaterThan(10)
+  for (const [, metric, change, verdict] of rows)
+    if (Math.abs(Number(change)) < 1000) expect(verdict, `${metric} ${change} %`).toBe('small')
   const better = await cli(['compare', join(dir, 'slow'), join(dir, 'fast'), '--fail-on', 'tpot.p50>+10%'])
   expect(better.exitCode, better.all).toBe(0)
   expect(better.stdout).toMatch(/tpot p50 .*better/u)
