@@ -1,19 +1,26 @@
 /**
- * Refits a llama.cpp profile's unified-KV step model from the probe points it keeps (calibration.fit), without the
- * server: for a change to the model's form, checked against the measurements that were made. Prints each point's
- * measured and fitted figure.
+ * Refits a llama.cpp profile's unified-KV step model and builds its step table again from the probe points it keeps
+ * (calibration.fit), without the server: for a change to the model's form, checked against the measurements that
+ * were made. Prints each point's measured and fitted figure, and the table's points read in place of a lone spike.
  *
  *   node bench/real-server/refit-profile.ts PROFILE.json [OUT.json]
  */
 import { readFileSync, writeFileSync } from 'node:fs'
-import { type CalibratedProfile, fitUnifiedKv } from '../../src/calibrate/calibrate-server.ts'
+import { type CalibratedProfile, fitUnifiedKv, stepTable } from '../../src/calibrate/calibrate-server.ts'
 import { slotSelectLine } from '../../src/calibrate/slot-select-line.ts'
 
 const [path, out] = process.argv.slice(2)
 if (path === undefined) throw new Error('usage: refit-profile.ts PROFILE.json [OUT.json]')
 const profile = JSON.parse(readFileSync(path, 'utf8')) as CalibratedProfile
 const { prefill, decode } = profile.calibration.fit
-const u = fitUnifiedKv(prefill.points, decode.points)
+// the terms are fitted to the cells in runs, as calibrate fits them; the interleaved points are the table's alone
+const u = fitUnifiedKv(
+  prefill.points.filter((p) => p.layout === undefined),
+  decode.points,
+)
+const steps = stepTable(prefill.points, decode.points)
+for (const p of steps.repaired)
+  console.log(`table ${p.row} ${p.size} at ${p.cells} cells: ${p.measured} ms measured, ${p.used} read (a lone spike)`)
 const k = u.unifiedKv
 const r = (v: number): number => Number(v.toPrecision(4))
 for (const p of prefill.points) {
@@ -48,9 +55,17 @@ const refit = {
   decodePerSeqMs: r(u.decodePerSeqMs),
   decodePerCtxTokenMs: 0,
   unifiedKv: {
+    ...profile.unifiedKv,
     ...k,
-    ...(profile.unifiedKv?.table === undefined ? {} : { table: profile.unifiedKv.table }),
+    ...(profile.unifiedKv?.table === undefined ? {} : { table: steps.table }),
     ...slotSelectLine(profile.calibration.fit.slot_choice ?? []),
+  },
+  calibration: {
+    ...profile.calibration,
+    fit: {
+      ...profile.calibration.fit,
+      ...(steps.repaired.length === 0 ? {} : { repaired: steps.repaired }),
+    },
   },
 }
 console.log(JSON.stringify({ ...refit, calibration: undefined }, null, 1))

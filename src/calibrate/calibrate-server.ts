@@ -9,6 +9,7 @@ import { benchRequests } from '../run/bench-requests.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/statistics.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
+import { type RepairedPoint, repairLoneOutliers } from './lone-outliers.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
 import { startProfileWorker } from './profile-worker.ts'
 import { slotSelectLine } from './slot-select-line.ts'
@@ -56,6 +57,8 @@ export interface CalibratedProfile {
     fit: {
       /** What makes the fit say little: TTFT that did not rise with the prompt, residuals near the points' size. */
       warnings?: string[]
+      /** Step-table points that read the line between their neighbours: lone spikes, with what was measured. */
+      repaired?: Array<{ row: 'prefill' | 'decode' | 'prefillInterleaved'; size: number } & RepairedPoint>
       prefill: {
         /** `kv_cells`: what the server's KV cache held while the probe ran (its /metrics), where it says. */
         points: Array<{
@@ -658,7 +661,8 @@ async function calibrate(
     decode.map((d) => d.step_ms),
   )
   const [decodeBase, decodePerSeq, decodePerCtx] = df.coef as [number, number, number]
-  const u = unified ? { ...fitUnifiedKv(inRuns, decode), table: stepTable(prefill, decode) } : undefined
+  const steps = unified ? stepTable(prefill, decode) : undefined
+  const u = steps === undefined ? undefined : { ...fitUnifiedKv(inRuns, decode), table: steps.table }
   const fitWarnings = meaninglessFit(inRuns, u?.prefillFit ?? pf, decode, u?.decodeFit ?? df)
   const server = {
     // profiles are committed: the URL's credentials and query values are masked, not kept
@@ -698,6 +702,7 @@ async function calibrate(
       limits,
       fit: {
         ...(fitWarnings.length === 0 ? {} : { warnings: fitWarnings }),
+        ...(steps === undefined || steps.repaired.length === 0 ? {} : { repaired: steps.repaired }),
         ...(slotChoice.length === 0 ? {} : { slot_choice: slotChoice }),
         prefill: {
           points: prefill,
@@ -768,10 +773,17 @@ export function fitUnifiedKv(prefill: Points['prefill']['points'], decode: Point
  * The step table from the probes that carry the cells held: a prefill row per prompt length (TTFT less the
  * overhead a simulated worker adds again), a decode row per stream count (TPOT, the short-prompt probes), each point
  * an occupancy it was measured at. Rows measured at one occupancy only are left out: a row read flat across the
- * cells would say a used server is as fast as a fresh one.
+ * cells would say a used server is as fast as a fresh one. A lone spike in a row reads the line between its
+ * neighbours (repairLoneOutliers); `repaired` says which, with what was measured.
  */
 export function stepTable(prefill: Points['prefill']['points'], decode: Points['decode']['points']) {
-  const rows = <T>(items: T[], size: (t: T) => number, point: (t: T) => [number, number] | undefined) => {
+  const repaired: Array<{ row: 'prefill' | 'decode' | 'prefillInterleaved' } & RepairedPoint & { size: number }> = []
+  const rows = <T>(
+    name: 'prefill' | 'decode' | 'prefillInterleaved',
+    items: T[],
+    size: (t: T) => number,
+    point: (t: T) => [number, number] | undefined,
+  ) => {
     const by = new Map<number, Array<[number, number]>>()
     for (const it of items) {
       const pt = point(it)
@@ -781,27 +793,33 @@ export function stepTable(prefill: Points['prefill']['points'], decode: Points['
     return [...by.entries()]
       .filter(([, pts]) => new Set(pts.map((p) => p[0])).size >= 2)
       .sort((a, b) => a[0] - b[0])
-      .map(([k, pts]) => ({
-        size: k,
-        points: pts.sort((a, b) => a[0] - b[0]).map(([c, v]): [number, number] => [c, round(v)]),
-      }))
+      .map(([k, pts]) => {
+        const mended = repairLoneOutliers(
+          pts.sort((a, b) => a[0] - b[0]).map(([c, v]): [number, number] => [c, round(v)]),
+        )
+        for (const r of mended.repaired) repaired.push({ row: name, size: k, ...r })
+        return { size: k, points: mended.points }
+      })
   }
   const prefillRows = (layout: 'interleaved' | undefined) =>
     rows(
+      layout === undefined ? 'prefill' : 'prefillInterleaved',
       prefill.filter((p) => p.layout === layout),
       (p) => p.prompt_tokens,
       (p) => (p.kv_cells === undefined ? undefined : [p.kv_cells, Math.max(0, p.ttft_ms - p.overhead_ms)]),
     )
   const interleaved = prefillRows('interleaved')
-  return {
+  const table = {
     prefill: prefillRows(undefined),
     decode: rows(
+      'decode',
       decode.filter((d) => d.context_tokens <= DECODE_PROMPT + DECODE_OUTPUT),
       (d) => d.concurrency,
       (d) => (d.kv_cells === undefined ? undefined : [d.kv_cells, d.step_ms]),
     ),
     ...(interleaved.length === 0 ? {} : { prefillInterleaved: interleaved }),
   }
+  return { table, repaired }
 }
 
 /**
