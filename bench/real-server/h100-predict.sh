@@ -21,6 +21,10 @@
 #   pair "CMD0" "CMD1" (nvidia-h200-x2, session 31): two steps at once, a GPU each (their own port, work folder and
 #   results), e.g. pair "WARM=1 bash $0 fresh" "bash $0 used"; bench/real-server/median-table.py reads several runs'
 #   rows as the real side's median. The H100's build (CUDA 13, sm_90) runs on the H200 unchanged
+#   One GPU (nvidia-h200, session 34): chain calls at once so the machine stays warm (it keeps .llama/profile.json, the
+#   last calibration, which fresh|used read when PROFILE is not given), two steps in one call with the second on its
+#   own port and results folder, e.g. "bash $0 used; PORT=8082 OUT=\$OUT/r2 WARM=1 bash $0 fresh": calibrate (~340 s),
+#   the fresh rows (~200 s), the used rows then the fresh again (~440 s), both capacities (~530 s) fit 1,800 s
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
