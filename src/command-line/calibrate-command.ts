@@ -152,8 +152,8 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const repaired = fit.repaired ?? []
   if (repaired.length > 0)
     say(
-      `⚠ step table: ${repaired.length} lone ${repaired.length === 1 ? 'spike reads' : 'spikes read'} the line between ` +
-        `its neighbours (calibration.fit.repaired): ${repaired
+      `⚠ step table: ${repaired.length} lone ${repaired.length === 1 ? 'spike reads the line between its' : 'spikes read the line between their'} ` +
+        `neighbours (calibration.fit.repaired): ${repaired
           .map(
             (r) =>
               `${r.row} ${r.size} ${r.row === 'decode' ? 'streams' : 'tokens'} at ${r.cells} cells measured ` +
