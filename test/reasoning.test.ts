@@ -39,7 +39,13 @@ test.each(['chat', 'completions', 'generate'] as const)(
       const ttfo = p50(run.records.map((r) => r.ttfo as number))
       const tpot = p50(run.records.map((r) => r.tpot as number))
       expect(ttfo).toBeGreaterThan(ttft)
-      expect(Math.abs(ttfo - (ttft + 16 * tpot)) / (ttft + 16 * tpot)).toBeLessThan(0.1)
+      // each request against its own TTFT and TPOT (the median of their errors): the p50s of three columns taken
+      // apart read 12.2 % once on a busy CI machine, where requests that queued moved one p50 and not the others
+      const off = run.records.map((r) => {
+        const want = (r.client_ttft as number) + 16 * (r.tpot as number)
+        return Math.abs((r.ttfo as number) - want) / want
+      })
+      expect(p50(off)).toBeLessThan(0.1)
       // TPOT over the answer: its 32 tokens after the first answer token, from the CSV's own columns; the simulator's
       // steps are the same through the think and the answer, so it reads as TPOT over all does
       for (const r of run.records) {
