@@ -14,6 +14,9 @@ import { meaninglessFit } from './meaningless-fit.ts'
 import { startProfileWorker } from './profile-worker.ts'
 import { slotSelectLine } from './slot-select-line.ts'
 
+/** A step-table point read in place of what was measured, with the row (table and size) it belongs to. */
+export type RepairedRowPoint = { row: 'prefill' | 'decode' | 'prefillInterleaved'; size: number } & RepairedPoint
+
 /** The simulator's step-time model and limits (src/sim/worker/profiles.ts), as profile.json holds them. */
 export interface CalibratedProfile {
   name: string
@@ -58,7 +61,7 @@ export interface CalibratedProfile {
       /** What makes the fit say little: TTFT that did not rise with the prompt, residuals near the points' size. */
       warnings?: string[]
       /** Step-table points that read the line between their neighbours: lone spikes, with what was measured. */
-      repaired?: Array<{ row: 'prefill' | 'decode' | 'prefillInterleaved'; size: number } & RepairedPoint>
+      repaired?: RepairedRowPoint[]
       prefill: {
         /** `kv_cells`: what the server's KV cache held while the probe ran (its /metrics), where it says. */
         points: Array<{
@@ -777,9 +780,9 @@ export function fitUnifiedKv(prefill: Points['prefill']['points'], decode: Point
  * neighbours (repairLoneOutliers); `repaired` says which, with what was measured.
  */
 export function stepTable(prefill: Points['prefill']['points'], decode: Points['decode']['points']) {
-  const repaired: Array<{ row: 'prefill' | 'decode' | 'prefillInterleaved' } & RepairedPoint & { size: number }> = []
+  const repaired: RepairedRowPoint[] = []
   const rows = <T>(
-    name: 'prefill' | 'decode' | 'prefillInterleaved',
+    name: RepairedRowPoint['row'],
     items: T[],
     size: (t: T) => number,
     point: (t: T) => [number, number] | undefined,

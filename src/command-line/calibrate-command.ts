@@ -150,16 +150,16 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   // a fit that says little is written (the probes are kept) but never silently
   for (const w of fit.warnings ?? []) say(`⚠ ${w}`)
   const repaired = fit.repaired ?? []
+  const spikes = repaired.length === 1 ? 'spike reads the line between its' : 'spikes read the line between their'
   if (repaired.length > 0)
     say(
-      `⚠ step table: ${repaired.length} lone ${repaired.length === 1 ? 'spike reads the line between its' : 'spikes read the line between their'} ` +
-        `neighbours (calibration.fit.repaired): ${repaired
-          .map(
-            (r) =>
-              `${r.row} ${r.size} ${r.row === 'decode' ? 'streams' : 'tokens'} at ${r.cells} cells measured ` +
-              `${r.measured} ms, read ${r.used}`,
-          )
-          .join('; ')}`,
+      `⚠ step table: ${repaired.length} lone ${spikes} neighbours (calibration.fit.repaired): ${repaired
+        .map(
+          (r) =>
+            `${r.row} ${r.size} ${r.row === 'decode' ? 'streams' : 'tokens'} at ${r.cells} cells measured ` +
+            `${r.measured} ms, read ${r.used}`,
+        )
+        .join('; ')}`,
     )
   const select = profile.unifiedKv?.slotSelectPerTokenCellMs
   const selectBase = profile.unifiedKv?.slotSelectBaseMs
