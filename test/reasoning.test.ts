@@ -19,7 +19,7 @@ const p50 = (xs: number[]): number => percentileSorted(Float64Array.from(xs).sor
 // (chat's reasoning_content, completions' and /generate's <think>…</think>). The time to the first answer token is then the first
 // token's time plus 16 steps of decode.
 test.each(['chat', 'completions', 'generate'] as const)(
-  '%s: reasoning_tokens is 16 a request, and ttfo p50 is ttft p50 + 16 × TPOT within 10 %',
+  '%s: reasoning_tokens is 16 a request, and each ttfo is its ttft + 16 × TPOT (median error under 10 %)',
   async (api) => {
     const worker = await startSimWorker(['--speed', '4', '--reasoning-tokens', '16'], `reasoning-${api}`)
     try {
