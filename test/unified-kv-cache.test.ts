@@ -237,7 +237,7 @@ test('prompts that reach an idle llama.cpp-like server together share one batch:
   }
 })
 
-test('a prompt on cells its streams interleaved costs the interleaved table, by how interleaved they are; on cells in runs, the runs table', async () => {
+test('a prompt, and a stream, on cells streams interleaved cost the interleaved tables, by how interleaved they are; on cells in runs, the runs tables', async () => {
   // flat in the cells held, so the window does not matter: a 512-token prompt reads 25 ms in runs, 75 interleaved
   const flat = (ms: number): [number, number][] => [
     [0, ms],
@@ -252,7 +252,9 @@ test('a prompt on cells its streams interleaved costs the interleaved table, by 
       { size: 1, points: flat(60) },
       { size: 2048, points: flat(120) },
     ],
-    decode: [{ size: 1, points: flat(1) }],
+    // a stream's step 8 ms in runs, 24 interleaved
+    decode: [{ size: 1, points: flat(8) }],
+    decodeInterleaved: [{ size: 1, points: flat(24) }],
   }
   const dir = tmp()
   const profile = join(dir, 'profile.json')
@@ -267,23 +269,27 @@ test('a prompt on cells its streams interleaved costs the interleaved table, by 
       metricsIntervalMs: 0,
       outDir: tmp(),
     })
-  const prompt = async (): Promise<number> => {
-    const run = await benchRequests(worker, {
+  const one = (inputLen: number, outputLen: number) =>
+    benchRequests(worker, {
       users: 1,
       requests: 1,
-      dataset: { kind: 'random', inputLen: L, outputLen: 1, rangeRatio: 1 },
+      dataset: { kind: 'random', inputLen, outputLen, rangeRatio: 1 },
       metricsIntervalMs: 0,
       outDir: tmp(),
     })
-    return run.summary.metrics.ttft?.p50 as number
-  }
+  const prompt = async (): Promise<number> => (await one(L, 1)).summary.metrics.ttft?.p50 as number
+  // a stream's steps: a 4-token prompt in the least recently used slot, then 40 tokens decoded alone
+  const stream = async (): Promise<number> => (await one(4, 41)).summary.metrics.tpot?.p50 as number
   try {
     // every slot's prompt placed whole (one batch: 8 × 256 in four physical batches), then one prompt of L
     await fill(256, 1)
     const inRuns = await prompt()
+    // slot 1's 257 cells freed, the stream's 45 placed where they were: one run among runs
+    const streamInRuns = await stream()
     // every slot's stream decoding at once, a cell of each a step, then the same prompt
     await fill(4, 250)
     const interleaved = await prompt()
+    const streamInterleaved = await stream()
     // the share the worker read: the same cells laid by KvCells (the prompt in a freed slot: past the end, in a run)
     const cells = new KvCells(PROFILE.maxTotalTokens)
     cells.placeStep(Array.from({ length: slots }, (_, s) => [s, 4] as const))
@@ -299,6 +305,13 @@ test('a prompt on cells its streams interleaved costs the interleaved table, by 
     const predicted = runsMs + share * (mixedMs - runsMs)
     expect(interleaved / predicted).toBeGreaterThan(0.95)
     expect(interleaved / predicted).toBeLessThan(1.15)
+    // the stream: in runs the decode table's 8 ms; among interleaved cells (slot 1's, freed, then the stream's cells
+    // in its holes) toward the interleaved table's 24 by the share, which its own cells, each beside another slot's,
+    // keep above the prompt's
+    expect(streamInRuns / 8).toBeGreaterThan(0.95)
+    expect(streamInRuns / 8).toBeLessThan(1.2)
+    expect(streamInterleaved).toBeGreaterThan(8 + share * 16 * 0.9)
+    expect(streamInterleaved).toBeLessThan(24 * 1.1)
   } finally {
     await worker.stop()
   }

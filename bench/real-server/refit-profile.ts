@@ -16,7 +16,7 @@ const { prefill, decode } = profile.calibration.fit
 // the terms are fitted to the cells in runs, as calibrate fits them; the interleaved points are the table's alone
 const u = fitUnifiedKv(
   prefill.points.filter((p) => p.layout === undefined),
-  decode.points,
+  decode.points.filter((d) => d.layout === undefined),
 )
 const steps = stepTable(prefill.points, decode.points)
 for (const p of steps.repaired)
@@ -43,7 +43,7 @@ for (const d of decode.points) {
     k.decodePerCellMs * c +
     k.decodePerTokenCellMs * d.concurrency * c
   console.log(
-    `decode c=${d.concurrency} ctx ${d.context_tokens} @ ${c} cells: ${d.step_ms.toFixed(2)} ms measured, ${fit.toFixed(2)} fitted (${(((fit - d.step_ms) / d.step_ms) * 100).toFixed(0)} %)`,
+    `decode c=${d.concurrency} ctx ${d.context_tokens} @ ${c} cells${d.layout === undefined ? '' : ` (${d.layout})`}: ${d.step_ms.toFixed(2)} ms measured, ${fit.toFixed(2)} fitted (${(((fit - d.step_ms) / d.step_ms) * 100).toFixed(0)} %)`,
   )
 }
 const refit = {

@@ -15,7 +15,10 @@ import { startProfileWorker } from './profile-worker.ts'
 import { slotSelectLine } from './slot-select-line.ts'
 
 /** A step-table point read in place of what was measured, with the row (table and size) it belongs to. */
-export type RepairedRowPoint = { row: 'prefill' | 'decode' | 'prefillInterleaved'; size: number } & RepairedPoint
+export type RepairedRowPoint = {
+  row: 'prefill' | 'decode' | 'prefillInterleaved' | 'decodeInterleaved'
+  size: number
+} & RepairedPoint
 
 /** The simulator's step-time model and limits (src/sim/worker/profiles.ts), as profile.json holds them. */
 export interface CalibratedProfile {
@@ -43,6 +46,8 @@ export interface CalibratedProfile {
       decode: Array<{ size: number; points: Array<[number, number]> }>
       /** The prompts' steps again on cells interleaved by streams decoding side by side. */
       prefillInterleaved?: Array<{ size: number; points: Array<[number, number]> }>
+      /** The streams' steps again on cells interleaved by streams decoding side by side. */
+      decodeInterleaved?: Array<{ size: number; points: Array<[number, number]> }>
     }
     /** What choosing a slot costs the server's loop, per prompt token per token idle slots hold. */
     slotSelectPerTokenCellMs?: number
@@ -94,6 +99,8 @@ export interface CalibratedProfile {
           step_ms: number
           kv_cells?: number
           state?: string
+          /** `interleaved`: the cells held were laid by streams decoding side by side (the table's second half). */
+          layout?: 'interleaved'
         }>
         residual_rms_ms: number
         worst: number
@@ -514,6 +521,10 @@ async function calibrate(
         `every slot used (${maxRunning} streams at once, ${fillLen} tokens each): ${await kv()} KV cells held`,
       )
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, interleaved, true)
+      // and the streams' steps there: a load's streams decode among cells that streams laid side by side, where the
+      // runs rows' lie whole (session 33's layouts probe at ~18k cells: one stream +7 to +11 %, two +5 to +20 %)
+      for (const c of TABLE_STREAMS.filter((x) => x <= maxRunning))
+        await decodeProbe(c, DECODE_PROMPT, interleaved, true)
     }
   }
   // what choosing a slot costs (llama.cpp compares a prompt left to it with every idle slot's cache): the same
@@ -611,7 +622,7 @@ async function calibrate(
   )
   const [prefillBase, prefillPerToken, prefillPerTokenCtx] = pf.coef as [number, number, number]
 
-  async function decodeProbe(c: number, prompt: number, state: string): Promise<void> {
+  async function decodeProbe(c: number, prompt: number, state: string, interleaved = false): Promise<void> {
     const found = state === 'as found'
     // rounds of c requests, the users starting each together: one round's TPOT at 2 and 4 streams read 5.6 ms and
     // then 8.0 at the same 16k cells held (H100, load-steps-probe.py), and a table row from one round put the used
@@ -652,6 +663,7 @@ async function calibrate(
       tpot_ms: tpot,
       step_ms: step,
       ...(kv_cells === undefined ? {} : { kv_cells, state }),
+      ...(interleaved ? { layout: 'interleaved' as const } : {}),
     })
     if (state === 'as found') throughput = Math.max(throughput, run.summary.request_throughput)
     opts.onProbe?.(
@@ -659,14 +671,16 @@ async function calibrate(
         (kv_cells === undefined ? '' : ` (${kv_cells} KV cells held)`),
     )
   }
+  // the decode terms too: the interleaved points are the table's alone
+  const decodeInRuns = decode.filter((d) => d.layout === undefined)
   const df = fitNonNegative(
-    decode.map((d) => [1, d.concurrency, d.concurrency * d.context_tokens]),
-    decode.map((d) => d.step_ms),
+    decodeInRuns.map((d) => [1, d.concurrency, d.concurrency * d.context_tokens]),
+    decodeInRuns.map((d) => d.step_ms),
   )
   const [decodeBase, decodePerSeq, decodePerCtx] = df.coef as [number, number, number]
   const steps = unified ? stepTable(prefill, decode) : undefined
-  const u = steps === undefined ? undefined : { ...fitUnifiedKv(inRuns, decode), table: steps.table }
-  const fitWarnings = meaninglessFit(inRuns, u?.prefillFit ?? pf, decode, u?.decodeFit ?? df)
+  const u = steps === undefined ? undefined : { ...fitUnifiedKv(inRuns, decodeInRuns), table: steps.table }
+  const fitWarnings = meaninglessFit(inRuns, u?.prefillFit ?? pf, decodeInRuns, u?.decodeFit ?? df)
   const server = {
     // profiles are committed: the URL's credentials and query values are masked, not kept
     url: baseUrl(opts.url).display,
@@ -811,16 +825,20 @@ export function stepTable(prefill: Points['prefill']['points'], decode: Points['
       (p) => p.prompt_tokens,
       (p) => (p.kv_cells === undefined ? undefined : [p.kv_cells, Math.max(0, p.ttft_ms - p.overhead_ms)]),
     )
-  const interleaved = prefillRows('interleaved')
-  const table = {
-    prefill: prefillRows(undefined),
-    decode: rows(
-      'decode',
-      decode.filter((d) => d.context_tokens <= DECODE_PROMPT + DECODE_OUTPUT),
+  const decodeRows = (layout: 'interleaved' | undefined) =>
+    rows(
+      layout === undefined ? 'decode' : 'decodeInterleaved',
+      decode.filter((d) => d.layout === layout && d.context_tokens <= DECODE_PROMPT + DECODE_OUTPUT),
       (d) => d.concurrency,
       (d) => (d.kv_cells === undefined ? undefined : [d.kv_cells, d.step_ms]),
-    ),
+    )
+  const interleaved = prefillRows('interleaved')
+  const decodeInterleaved = decodeRows('interleaved')
+  const table = {
+    prefill: prefillRows(undefined),
+    decode: decodeRows(undefined),
     ...(interleaved.length === 0 ? {} : { prefillInterleaved: interleaved }),
+    ...(decodeInterleaved.length === 0 ? {} : { decodeInterleaved }),
   }
   return { table, repaired }
 }

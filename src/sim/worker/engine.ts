@@ -5,7 +5,7 @@ import { KvCells } from './kv-cells.ts'
 import { PrefixCache } from './prefix-cache.ts'
 import type { SpeedProfile } from './profiles.ts'
 import type { SimRequest } from './sim-request.ts'
-import { prefillStepMs, tableStepMs } from './step-table.ts'
+import { decodeStepMs, prefillStepMs } from './step-table.ts'
 import type { WorkerMetrics } from './worker-metrics.ts'
 
 export interface EngineConfig {
@@ -242,7 +242,7 @@ export class SimEngine {
       // a prompt's tokens and the streams' share one batch: the step costs what one of that many tokens measured
       if (u.table !== undefined)
         return prefill.length === 0
-          ? tableStepMs(u.table.decode, decode.length, cells)
+          ? decodeStepMs(u.table, decode.length, cells, this.#cells?.interleaving ?? 0)
           : prefillStepMs(u.table, tokens + decode.length, cells, this.#cells?.interleaving ?? 0)
       const decoding = p.decodePerSeqMs * decode.length + u.decodePerTokenCellMs * decode.length * cells
       if (prefill.length === 0) return p.decodeBaseMs + u.decodePerCellMs * cells + decoding

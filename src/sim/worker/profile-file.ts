@@ -32,6 +32,7 @@ const profileFileSchema = z.object({
           prefill: z.array(stepRow).min(1),
           decode: z.array(stepRow).min(1),
           prefillInterleaved: z.array(stepRow).min(1).optional(),
+          decodeInterleaved: z.array(stepRow).min(1).optional(),
         })
         .transform(sortedStepTable)
         .optional(),

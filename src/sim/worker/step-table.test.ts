@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest'
-import { prefillStepMs, type StepRow, sortedStepTable, tableStepMs } from './step-table.ts'
+import { decodeStepMs, prefillStepMs, type StepRow, sortedStepTable, tableStepMs } from './step-table.ts'
 
 // rows as the H100 measured them (llama.cpp, prompt_ms of one prefill in slot 0, the others' cells held)
 const prefill: StepRow[] = [
@@ -78,4 +78,27 @@ test('a prompt step reads between the runs table and the interleaved one by the 
   expect(prefillStepMs(table, 512, 16_640, 0.5)).toBeCloseTo((87.12 + 104.5) / 2, 6)
   // no interleaved table: the runs table whatever the share
   expect(prefillStepMs(sortedStepTable({ prefill, decode: [] }), 2048, 18_176, 1)).toBeCloseTo(279, 6)
+})
+
+test('a streams-only step reads between the decode table and the interleaved one by the share of interleaved cells', () => {
+  // session 33's layouts probe at ~18k cells: two streams 5.66 ms in runs, 6.79 interleaved
+  const decode: StepRow[] = [
+    { size: 1, points: [[18_000, 3.86]] },
+    { size: 2, points: [[18_000, 5.66]] },
+  ]
+  const table = sortedStepTable({
+    prefill,
+    decode,
+    decodeInterleaved: [
+      { size: 1, points: [[18_000, 4.27]] },
+      { size: 2, points: [[18_000, 6.79]] },
+    ],
+  })
+  expect(decodeStepMs(table, 2, 18_000, 0)).toBeCloseTo(5.66, 9)
+  expect(decodeStepMs(table, 2, 18_000, 1)).toBeCloseTo(6.79, 9)
+  expect(decodeStepMs(table, 2, 18_000, 0.4)).toBeCloseTo(5.66 + 0.4 * 1.13, 9)
+  expect(decodeStepMs(table, 1, 18_000, 2)).toBeCloseTo(4.27, 9)
+  // the prompts' interleaved table is not the streams': a step of streams alone reads the decode rows
+  const prefillOnly = sortedStepTable({ prefill, decode, prefillInterleaved: prefill })
+  expect(decodeStepMs(prefillOnly, 2, 18_000, 1)).toBeCloseTo(5.66, 9)
 })

@@ -18,6 +18,11 @@ export interface StepTable {
    * interleaved its cells are (KvCells.interleaving). Absent: `prefill` whatever the layout.
    */
   prefillInterleaved?: StepRow[]
+  /**
+   * Steps of streams alone as `decode`, on cells the streams laid side by side: read between the two as
+   * `prefillInterleaved` is. Absent: `decode` whatever the layout.
+   */
+  decodeInterleaved?: StepRow[]
 }
 
 export interface StepRow {
@@ -69,6 +74,14 @@ export function prefillStepMs(table: StepTable, size: number, cells: number, int
   return Math.max(0, runs + Math.min(1, interleaving) * (mixed - runs))
 }
 
+/** A step of streams alone: the runs table's time, moved toward the interleaved table's as prefillStepMs's. */
+export function decodeStepMs(table: StepTable, streams: number, cells: number, interleaving: number): number {
+  const runs = tableStepMs(table.decode, streams, cells)
+  if (table.decodeInterleaved === undefined || interleaving <= 0) return runs
+  const mixed = tableStepMs(table.decodeInterleaved, streams, cells)
+  return Math.max(0, runs + Math.min(1, interleaving) * (mixed - runs))
+}
+
 /** The table with its rows by size and each row's points by cells, as tableStepMs reads it. */
 export function sortedStepTable(table: StepTable): StepTable {
   const rows = (r: StepRow[]): StepRow[] =>
@@ -79,6 +92,7 @@ export function sortedStepTable(table: StepTable): StepTable {
     prefill: rows(table.prefill),
     decode: rows(table.decode),
     ...(table.prefillInterleaved === undefined ? {} : { prefillInterleaved: rows(table.prefillInterleaved) }),
+    ...(table.decodeInterleaved === undefined ? {} : { decodeInterleaved: rows(table.decodeInterleaved) }),
   }
 }
 
