@@ -24,7 +24,12 @@
 #   One GPU (nvidia-h200, session 34): chain calls at once so the machine stays warm (it keeps .llama/profile.json, the
 #   last calibration, which fresh|used read when PROFILE is not given), two steps in one call with the second on its
 #   own port and results folder, e.g. "bash $0 used; PORT=8082 OUT=\$OUT/r2 WARM=1 bash $0 fresh": calibrate (~340 s),
-#   the fresh rows (~200 s), the used rows then the fresh again (~440 s), both capacities (~530 s) fit 1,800 s
+#   the fresh rows (~200 s), the used rows then the fresh again (~440 s), both capacities (~530 s) fit 1,800 s.
+#   Session 35: the next call met a bare machine twice (its build gone: 194 s again, and a calibration cut at 600 s):
+#   put the llama-bin.tar.xz.* a call sends back into .device-all/ before the next call, whatever `warm` said. Within
+#   the device tool's 64 MiB: node stripped and xz -9e (27 MB), the build recompressed xz -9e (34 MB), node_modules
+#   without *.d.ts, *.ts, docs/, test/, benchmark/, examples/, zod's src/ and locales/ (1.2 MB), gguf-py alone
+#   as llama-src.tar.xz (60 KB): 62 MB. Calibrate takes ~450 s with the streams probed on interleaved cells
 # .device/ holds what the machine lacks (it reaches nothing outside): node.xz (node@24's binary), node_modules.tar.xz
 # (`npm ci --omit=dev --omit=peer`) and llama-src.tar.xz (llama.cpp c392e5094's source without models/, docs/, media/,
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
