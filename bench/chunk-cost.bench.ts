@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { execa } from 'execa'
+import { median } from 'simple-statistics'
 import { launchTopology } from '../src/plugin/launch-topology.ts'
 
 const here = (file: string): string => fileURLToPath(new URL(file, import.meta.url))
@@ -18,8 +19,6 @@ async function cpuPerToken(args: string[]): Promise<number> {
   const f = JSON.parse(stdout.trim().split('\n').at(-1) as string) as { cpuUs: number }
   return f.cpuUs / (REQUESTS * TOKENS)
 }
-
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number
 
 /**
  * Issue 35's first figure: the client's CPU a streamed chunk (all threads, user + system) at 100 req/s × 128 tokens

@@ -7,6 +7,7 @@
  *   node bench/real-server/median-profile.ts OUT.json PROFILE.json PROFILE.json [PROFILE.json…]
  */
 import { readFileSync, writeFileSync } from 'node:fs'
+import { median } from 'simple-statistics'
 import type { CalibratedProfile } from '../../src/calibrate/calibrate-server.ts'
 
 type Table = NonNullable<NonNullable<CalibratedProfile['unifiedKv']>['table']>
@@ -21,11 +22,6 @@ const tables = profiles.map((p) => {
   if (t === undefined) throw new Error('a profile without a step table (unifiedKv.table)')
   return t
 })
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = Math.floor(s.length / 2)
-  return s.length % 2 === 1 ? (s[m] as number) : ((s[m - 1] as number) + (s[m] as number)) / 2
-}
 const merged = (key: keyof Table): Row[] | undefined => {
   const have = tables.flatMap((t) => (t[key] === undefined ? [] : [t[key] as Row[]]))
   const first = have[0]

@@ -68,17 +68,25 @@ function atCells(row: StepRow, cells: number): number {
  * cells in runs, as `prefill` was measured; 1: every neighbour of another slot, about as `prefillInterleaved` was).
  */
 export function prefillStepMs(table: StepTable, size: number, cells: number, interleaving: number): number {
-  const runs = tableStepMs(table.prefill, size, cells)
-  if (table.prefillInterleaved === undefined || interleaving <= 0) return runs
-  const mixed = tableStepMs(table.prefillInterleaved, size, cells)
-  return Math.max(0, runs + Math.min(1, interleaving) * (mixed - runs))
+  return betweenLayouts(table.prefill, table.prefillInterleaved, size, cells, interleaving)
 }
 
-/** A step of streams alone: the runs table's time, moved toward the interleaved table's as prefillStepMs's. */
+/** A step of streams alone: `decode` moved toward `decodeInterleaved` as prefillStepMs moves its rows. */
 export function decodeStepMs(table: StepTable, streams: number, cells: number, interleaving: number): number {
-  const runs = tableStepMs(table.decode, streams, cells)
-  if (table.decodeInterleaved === undefined || interleaving <= 0) return runs
-  const mixed = tableStepMs(table.decodeInterleaved, streams, cells)
+  return betweenLayouts(table.decode, table.decodeInterleaved, streams, cells, interleaving)
+}
+
+/** The runs rows' time, moved toward the interleaved rows' (where measured) by the share of interleaved cells. */
+function betweenLayouts(
+  runsRows: readonly StepRow[],
+  interleavedRows: readonly StepRow[] | undefined,
+  size: number,
+  cells: number,
+  interleaving: number,
+): number {
+  const runs = tableStepMs(runsRows, size, cells)
+  if (interleavedRows === undefined || interleaving <= 0) return runs
+  const mixed = tableStepMs(interleavedRows, size, cells)
   return Math.max(0, runs + Math.min(1, interleaving) * (mixed - runs))
 }
 
