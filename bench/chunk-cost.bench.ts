@@ -38,11 +38,19 @@ export async function chunkCostBench(): Promise<Record<string, string>> {
     metricsIntervalMs: 0,
     dataset: { kind: 'random', inputLen: 16, outputLen: TOKENS, rangeRatio: 1 },
   }
+  const floor = (mode: string): string[] => [
+    here('./floor-client.ts'),
+    topo.url,
+    String(RATE),
+    String(TOKENS),
+    String(REQUESTS),
+    mode,
+  ]
   const clients = {
     ours: [here('./load-child.ts'), topo.url, JSON.stringify(options), join(dir, 'run')],
-    undici: [here('./floor-client.ts'), topo.url, String(RATE), String(TOKENS), String(REQUESTS), 'undici'],
-    net: [here('./floor-client.ts'), topo.url, String(RATE), String(TOKENS), String(REQUESTS), 'net'],
-    onread: [here('./floor-client.ts'), topo.url, String(RATE), String(TOKENS), String(REQUESTS), 'onread'],
+    undici: floor('undici'),
+    net: floor('net'),
+    onread: floor('onread'),
   }
   // rounds of each client in turn, not each client's runs together: this VM's floor drifted ±22 % between rounds
   // (session 35: 12.4 to 19.3 µs), and a ratio of two blocks run minutes apart read that drift as ours
