@@ -21,11 +21,48 @@ export interface ClockOrigin {
   epochS: number
 }
 
-/** Epoch milliseconds with sub-millisecond resolution; falls back to Date.now() if the two have drifted apart. */
+/** How long an anchor of performance.now() to the wall clock is trusted before it is taken again. */
+const REANCHOR_MS = 30_000
+/** performance.now() + offsetMs = epoch ms; taken at performance.now() = atMs. */
+let anchor = { offsetMs: 0, atMs: Number.NEGATIVE_INFINITY }
+
+/**
+ * The wall clock's reading against performance.now(), to a few µs: the instant Date.now() ticks over to its next
+ * millisecond is a known epoch ms. performance.timeOrigin is not that: each thread and process sets it when it starts,
+ * and on a busy machine a client's and a simulator's sat 2 ms apart (server TTFTs read below zero); a server's own
+ * timestamps (SGLang's time.time()) are the wall clock, so ours are too.
+ */
+function anchorToWallClock(): void {
+  let best = { offsetMs: Date.now() - performance.now(), widthMs: Number.POSITIVE_INFINITY }
+  for (let tries = 0; tries < 3 && best.widthMs > 0.05; tries++) {
+    const from = Date.now()
+    const start = performance.now()
+    let before = start
+    let last = start
+    let tick = from
+    // a tight loop: Date.now() ticks within a millisecond (5 at most, where the wall clock is stepped)
+    while (tick === from && last - start < 5) {
+      before = last
+      last = performance.now()
+      tick = Date.now()
+    }
+    const after = performance.now()
+    // the tick fell between `before` (read before the Date.now() that still said `from`) and `after`
+    if (tick !== from && after - before < best.widthMs)
+      best = { offsetMs: tick - (before + after) / 2, widthMs: after - before }
+  }
+  anchor = { offsetMs: best.offsetMs, atMs: performance.now() }
+}
+
+/** Epoch milliseconds with microsecond resolution, on the wall clock (re-anchored every 30 s: NTP slews it). */
 export function epochNowMs(): number {
-  const precise = performance.timeOrigin + performance.now()
-  const coarse = Date.now()
-  return Math.abs(precise - coarse) < 5 ? precise : coarse
+  return toEpochMs(performance.now())
+}
+
+/** The epoch ms at which this thread's performance.now() read `perfMs`. */
+export function toEpochMs(perfMs: number): number {
+  if (performance.now() - anchor.atMs > REANCHOR_MS) anchorToWallClock()
+  return anchor.offsetMs + perfMs
 }
 
 /**

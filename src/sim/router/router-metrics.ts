@@ -1,4 +1,5 @@
 import { Counter, Gauge, Registry } from 'prom-client'
+import { toEpochMs } from '../../common/clock.ts'
 import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
 import { LateUnion } from '../shared/late-union.ts'
 
@@ -81,7 +82,7 @@ export class RouterMetrics {
     const late = this.late
     new FellBehindMeter({
       onLate: (seconds, atMs) => {
-        const end = performance.timeOrigin + atMs
+        const end = toEpochMs(atMs)
         this.addLate(0, [end - seconds * 1000, end])
       },
     })

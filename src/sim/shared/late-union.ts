@@ -13,7 +13,7 @@ export class LateUnion {
   #newest = 0
   #count = 0
 
-  /** A span during which a thread was behind, in epoch ms (performance.timeOrigin + performance.now()). */
+  /** A span during which a thread was behind, in epoch ms (the clock's `epochNowMs`). */
   add(startMs: number, endMs: number): void {
     const last = Math.ceil(endMs / SLOT_MS)
     for (let s = Math.floor(startMs / SLOT_MS); s < last; s++) {
