@@ -33,8 +33,11 @@ let anchor = { offsetMs: 0, atMs: Number.NEGATIVE_INFINITY }
  * timestamps (SGLang's time.time()) are the wall clock, so ours are too.
  */
 function anchorToWallClock(): void {
-  let best = { offsetMs: Date.now() - performance.now(), widthMs: Number.POSITIVE_INFINITY }
-  for (let tries = 0; tries < 3 && best.widthMs > 0.05; tries++) {
+  // each tick caught bounds the offset (epoch ms − performance.now()) from both sides; a thread preempted mid-loop
+  // catches a wide bound, and the next tick narrows it
+  let low = Number.NEGATIVE_INFINITY
+  let high = Number.POSITIVE_INFINITY
+  for (let tries = 0; tries < 5 && !(high - low < 0.02); tries++) {
     const from = Date.now()
     const start = performance.now()
     let before = start
@@ -47,11 +50,14 @@ function anchorToWallClock(): void {
       tick = Date.now()
     }
     const after = performance.now()
-    // the tick fell between `before` (read before the Date.now() that still said `from`) and `after`
-    if (tick !== from && after - before < best.widthMs)
-      best = { offsetMs: tick - (before + after) / 2, widthMs: after - before }
+    // the tick fell after `before` (read before the Date.now() that still said `from`) and before `after`
+    if (tick === from) continue
+    low = Math.max(low, tick - after)
+    high = Math.min(high, tick - before)
   }
-  anchor = { offsetMs: best.offsetMs, atMs: performance.now() }
+  // bounds that cross say the wall clock moved under the loop (a step): its reading now, to the millisecond
+  const offsetMs = low <= high ? (low + high) / 2 : Date.now() - performance.now()
+  anchor = { offsetMs: Number.isFinite(offsetMs) ? offsetMs : Date.now() - performance.now(), atMs: performance.now() }
 }
 
 /** Epoch milliseconds with microsecond resolution, on the wall clock (re-anchored every 30 s: NTP slews it). */
