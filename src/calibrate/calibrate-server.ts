@@ -627,8 +627,11 @@ async function calibrate(
     // rounds of c requests, the users starting each together: one round's TPOT at 2 and 4 streams read 5.6 ms and
     // then 8.0 at the same 16k cells held (H100, load-steps-probe.py), and a table row from one round put the used
     // server's TPOT 15–26 % high; the median of three read as the same streams' steps inside closed-loop and Poisson
-    // loads. A used server's rows of 16 streams and more stay one round: each round empties as many slots
-    const rounds = found ? Math.max(3, Math.ceil(6 / c)) : c <= 8 ? 3 : 1
+    // loads. A used server's rows of 16 streams and more stay one round: each round empties as many slots. One and two
+    // streams there, seven: one stream's step at 48-65k cells read 6.9 to 10.1 ms request after request (H200, one
+    // state, its own predicted_per_token_ms, median 8.7-9.2; endpoint-probe.py, session 37), and session 36's median
+    // of three read 10.96 at 57k where the neighbouring point was 4.9: the simulator put users-1's TPOT p50 +43 % high
+    const rounds = found ? Math.max(3, Math.ceil(6 / c)) : c <= 2 ? 7 : c <= 8 ? 3 : 1
     const {
       result: run,
       before,
