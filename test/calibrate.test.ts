@@ -41,7 +41,21 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
   const dir = mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-'))
   const out = join(dir, 'profile.json')
   try {
-    const r = await cli(['calibrate', hidden.url, '--out', out, '--validate', '--point-s', '10', '--work-dir', dir])
+    // two held-out rates, 0.3 and 0.6 of what the probes complete on this hidden server (~14.5 req/s): the default's
+    // third, 0.85, is near its capacity and not judged here, ~12 s of the test alone on CI (heldOutRates has the rule)
+    const r = await cli([
+      'calibrate',
+      hidden.url,
+      '--out',
+      out,
+      '--validate',
+      '--validate-rates',
+      '4.35,8.7',
+      '--point-s',
+      '10',
+      '--work-dir',
+      dir,
+    ])
     expect(r.exitCode, r.all).toBe(0)
     expect(r.stdout).toMatch(/rate +TTFT mean meas +pred +err +p50 meas +pred +err +p90 meas/u)
     const profile = JSON.parse(readFileSync(out, 'utf8'))
@@ -62,8 +76,8 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
       belowCapacity: boolean
       error: Record<string, number>
     }>
-    expect(points).toHaveLength(3)
-    for (const p of points.slice(0, 2)) {
+    expect(points).toHaveLength(2)
+    for (const p of points) {
       expect(p.belowCapacity, JSON.stringify(p)).toBe(true)
       // the calibration's own lines (its fit, the overhead it took off) beside the point: what a miss is read from
       const said = `${JSON.stringify(p)}\n${r.stdout}`
@@ -92,7 +106,7 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
   const builtIn = await startSimWorker([], 'built-in')
   await Promise.all([calibrated.stop(), builtIn.stop()])
   expect(readFileSync(calibrated.logFile, 'utf8')).toMatch(
-    /was calibrated on sim\S* .* at \d{4}-\d\d-\d\dT[\d:.]+Z: held out at [\d.]+, [\d.]+, [\d.]+ req\/s .*TTFT p50 within \d+ %.*; the server itself varied ±\d+ % \(TPOT of 2 streams repeated at one state\)/u,
+    /was calibrated on sim\S* .* at \d{4}-\d\d-\d\dT[\d:.]+Z: held out at 4\.35, 8\.7 req\/s .*TTFT p50 within \d+ %.*; the server itself varied ±\d+ % \(TPOT of 2 streams repeated at one state\)/u,
   )
   expect(readFileSync(builtIn.logFile, 'utf8')).toMatch(
     /llama-3\.1-8b-h100 is uncalibrated: its constants are derived/u,

@@ -80,6 +80,16 @@ const SIM_WARM_UP_OUTPUT = 32
 export const MIN_POINT_REQUESTS = 20
 
 /**
+ * The held-out rates when none are given: 0.25, 0.5 and 0.75 of the capacity found at the user's SLO, else 0.3, 0.6
+ * and 0.85 of what the decode probes completed (req/s), to three significant figures.
+ */
+export function heldOutRates(probesThroughput: number, capacity?: number): number[] {
+  return capacity !== undefined && capacity > 0
+    ? [0.25, 0.5, 0.75].map((f) => Number((f * capacity).toPrecision(3)))
+    : [0.3, 0.6, 0.85].map((f) => Number((f * probesThroughput).toPrecision(3)))
+}
+
+/**
  * The held-out check: the same Poisson load — a workload and rates the fit never saw — on the real server and on
  * a simulated worker started with the profile, and each TTFT and TPOT p50/p90 compared; with an SLO, the capacity
  * each finds. Errors are (predicted − measured) / measured.
@@ -133,11 +143,7 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
     }
     // held out where users load a server: below its capacity at their SLO where it was found, else fractions of
     // what the decode probes completed (which can be past what the server carries at any SLO)
-    const rates =
-      opts.rates ??
-      (capacity !== undefined && capacity.measured > 0
-        ? [0.25, 0.5, 0.75].map((f) => Number((f * (capacity as { measured: number }).measured).toPrecision(3)))
-        : [0.3, 0.6, 0.85].map((f) => Number((f * base).toPrecision(3))))
+    const rates = opts.rates ?? heldOutRates(base, capacity?.measured)
     // the simulated worker's code warmed as the server's was by the probes: 16 warm-up requests a point left its
     // first point's TTFT p50 +5 % over an identical worker that had served 300, +11 % at worst, beside two CPU hogs
     // on the 2-vCPU VM; after 64 of the held-out shape, −3 to +5 %. 48 of 256/32 tokens: calibrations alone then read
