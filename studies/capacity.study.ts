@@ -1,5 +1,6 @@
 import { expect } from 'vitest'
 import { test } from 'vitest-llm-perf'
+import { server, workload } from './small-worker.ts'
 
 // Capacity checked against physics, not just found. The simulator is time-scale invariant: at --speed 8 the same
 // seeded workload at twice the rate of --speed 4, judged by half the latency limit over half the step length, is the same
@@ -12,12 +13,6 @@ import { test } from 'vitest-llm-perf'
 // CI machine. Steps are 6 s of arrivals at speed 1 (1.5 s at speed 4, 0.75 s at 8): short, for CI's budget; the backlog
 // check fails a step whose server falls behind, so a short step cannot pass a rate the server only survives for a
 // few seconds.
-const workload = {
-  seed: 11,
-  dataset: { kind: 'random', inputLen: 128, outputLen: 64 },
-  metricsIntervalMs: 100,
-} as const
-const server = { maxRunningRequests: 4 }
 const search = (speed: number, workers = 1) =>
   ({
     // from 4 req/s a worker at speed 1 (it carries ~9): two steps fewer than from 1

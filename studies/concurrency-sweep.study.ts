@@ -1,15 +1,10 @@
 import { expect } from 'vitest'
 import { test } from 'vitest-llm-perf'
+import { server, workload } from './small-worker.ts'
 
-// A concurrency sweep over the OpenAI chat API, on a worker like the capacity study's (--max-running-requests 4,
-// 128/64 tokens). It judges ratios of one run to another, not a capacity found to 5 %: it runs beside the other
-// studies, where the capacity study runs alone.
-const workload = {
-  seed: 11,
-  dataset: { kind: 'random', inputLen: 128, outputLen: 64 },
-  metricsIntervalMs: 100,
-} as const
-const server = { maxRunningRequests: 4 }
+// A concurrency sweep over the OpenAI chat API, on the capacity study's worker and workload (small-worker.ts). It
+// judges ratios of one run to another, not a capacity found to 5 %: it runs beside the other studies, where the
+// capacity study runs alone.
 
 test('a concurrency sweep over the OpenAI chat API: ~4× the tokens at 4 in flight, at about the same speed per user', async ({
   launchTopology,
