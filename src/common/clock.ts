@@ -55,9 +55,9 @@ function anchorToWallClock(): void {
     low = Math.max(low, tick - after)
     high = Math.min(high, tick - before)
   }
-  // bounds that cross say the wall clock moved under the loop (a step): its reading now, to the millisecond
-  const offsetMs = low <= high ? (low + high) / 2 : Date.now() - performance.now()
-  anchor = { offsetMs: Number.isFinite(offsetMs) ? offsetMs : Date.now() - performance.now(), atMs: performance.now() }
+  // no tick caught, or bounds that cross (the wall clock moved under the loop): its reading now, to the millisecond
+  const offsetMs = Number.isFinite(low) && low <= high ? (low + high) / 2 : Date.now() - performance.now()
+  anchor = { offsetMs, atMs: performance.now() }
 }
 
 /** Epoch milliseconds with microsecond resolution, on the wall clock (re-anchored every 30 s: NTP slews it). */
