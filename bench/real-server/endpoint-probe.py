@@ -13,7 +13,6 @@ runs it.
 import json
 import statistics
 import sys
-import threading
 
 from llama_probe import Server
 
@@ -25,12 +24,7 @@ out = open(OUT, "a")
 
 def fill(per_slot):
     """64 prompts of per_slot tokens at once, one token each, as calibrate's fill (the server places them)."""
-    threads = [threading.Thread(target=post, args=({"prompt": ids(per_slot), "n_predict": 1, "cache_prompt": True},))
-               for _ in range(64)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    server.together([{"prompt": ids(per_slot), "n_predict": 1, "cache_prompt": True} for _ in range(64)])
 
 
 def settle():
