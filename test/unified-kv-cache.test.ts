@@ -157,10 +157,7 @@ test('a profile with a measured step table: a used server’s prefill takes what
     }),
   )
   const held = 24_000
-  const worker = await startSimWorker(
-    ['--profile', profile, '--speed', '2', '--kv-cache-tokens', String(held)],
-    'kv-table',
-  )
+  const worker = await startSimWorker(['--profile', profile, '--kv-cache-tokens', String(held)], 'kv-table')
   try {
     const run = await benchRequests(worker, {
       users: 1,
@@ -177,16 +174,17 @@ test('a profile with a measured step table: a used server’s prefill takes what
     const cells = windows(held, 5)
     for (let i = 0; i < 5; i++) {
       const choosing = BASE + SELECT * L * retained.reduce((a, b) => a + b, 0)
-      ttfts.push((tableStepMs(table.prefill as never, L, cells[i] as number) + choosing) / 2)
+      ttfts.push(tableStepMs(table.prefill as never, L, cells[i] as number) + choosing)
       retained[i] = L
     }
     const predicted = ttfts.sort((a, b) => a - b)[2] as number
     const measured = run.summary.metrics.ttft?.p50 as number
-    // ~70 ms a prefill at speed 2 (at speed 10 the worker's own milliseconds were a fifth of it); the profile's
-    // terms alone say ~1.2 s, and without the slot choice it reads ~0.92 of this
+    // ~140 ms a prefill at speed 1 (at speed 10 the worker's own milliseconds were a fifth of it, at speed 2 a busy
+    // machine's lateness up to a fifth); the profile's terms alone say ~1.2 s, and without the slot choice it reads
+    // ~0.92 of this
     expect(measured / predicted).toBeGreaterThan(0.95)
-    // (1.126, then 1.206 beside other test files: the worker's own milliseconds and its launch timer are a few per
-    // cent of a 70 ms step on a busy machine)
+    // (1.126, then 1.206 beside other test files at speed 2: the worker's own milliseconds and its launch timer are a
+    // few per cent of a step on a busy machine)
     expect(measured / predicted).toBeLessThan(1.3)
   } finally {
     await worker.stop()
@@ -238,19 +236,20 @@ test('prompts that reach an idle llama.cpp-like server together share one batch:
 })
 
 test('a prompt, and a stream, on cells streams interleaved cost the interleaved tables, by how interleaved they are; on cells in runs, the runs tables', async () => {
-  // flat in the cells held, so the window does not matter: a 512-token prompt reads 25 ms in runs, 75 interleaved
+  // flat in the cells held, so the window does not matter: a 512-token prompt reads 100 ms in runs, 300 interleaved
+  // (long enough that the few ms a busy CI machine adds to one request are not what is judged: at 25 ms they were 32 %)
   const flat = (ms: number): [number, number][] => [
     [0, ms],
     [40_000, ms],
   ]
   const table = {
     prefill: [
-      { size: 1, points: flat(20) },
-      { size: 2048, points: flat(40) },
+      { size: 1, points: flat(80) },
+      { size: 2048, points: flat(160) },
     ],
     prefillInterleaved: [
-      { size: 1, points: flat(60) },
-      { size: 2048, points: flat(120) },
+      { size: 1, points: flat(240) },
+      { size: 2048, points: flat(480) },
     ],
     // a stream's step 8 ms in runs, 24 interleaved
     decode: [{ size: 1, points: flat(8) }],
@@ -297,8 +296,8 @@ test('a prompt, and a stream, on cells streams interleaved cost the interleaved 
     cells.free(0)
     cells.placeStep([[0, L]])
     const share = cells.interleaving
-    const runsMs = 20 + (20 * (L - 1)) / 2047
-    const mixedMs = 60 + (60 * (L - 1)) / 2047
+    const runsMs = 80 + (80 * (L - 1)) / 2047
+    const mixedMs = 240 + (240 * (L - 1)) / 2047
     expect(share).toBeGreaterThan(0.6)
     expect(inRuns / runsMs).toBeGreaterThan(0.95)
     expect(inRuns / runsMs).toBeLessThan(1.25)
