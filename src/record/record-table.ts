@@ -79,16 +79,19 @@ export class RecordTable {
   append(r: RequestRecord): void {
     if (this.#length === this.#capacity) this.#grow(this.#capacity * 2)
     const i = this.#length++
-    for (const [c, column] of this.#numbers) {
+    // over the column lists, not the maps' entries: an entry is an array made per column per row (88 MB in a
+    // 20,000-request run)
+    for (const c of NUMERIC_COLUMNS) {
+      const column = this.#numbers.get(c) as NumberColumn
       const v = r[c] ?? Number.NaN
       column[i] = v
       if (column[i] !== v && !Number.isNaN(v)) this.#widen(c, i, v)
     }
-    for (const [c, column] of this.#flags) column[i] = r[c] ? 1 : 0
-    for (const [c, column] of this.#codes) column[i] = this.#code(c, r[c])
-    for (const [c, cells] of this.#sparse) {
+    for (const c of FLAGS) (this.#flags.get(c) as Uint8Array)[i] = r[c] ? 1 : 0
+    for (const c of CODED) (this.#codes.get(c) as Uint16Array)[i] = this.#code(c, r[c])
+    for (const c of SPARSE) {
       const v = r[c]
-      if (v !== undefined) cells.set(i, v)
+      if (v !== undefined) (this.#sparse.get(c) as Map<number, string>).set(i, v)
     }
     this.#setId(i, r.req_id)
   }

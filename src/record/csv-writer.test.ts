@@ -1,0 +1,85 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parse } from 'csv-parse/sync'
+import { stringify } from 'csv-stringify/sync'
+import { expect, test } from 'vitest'
+import { neutralise, unneutralise } from '../common/artifact-file.ts'
+import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
+import { CsvWriter, csvLines } from './csv-writer.ts'
+import type { RequestRecord } from './request-record.ts'
+
+/** What requests.csv was before its cells were formatted by hand: csv-stringify's sync API over these cells. */
+const oracleCell = (value: unknown): unknown => {
+  if (value === undefined || value === null) return ''
+  if (typeof value === 'number') return Number.isInteger(value) ? value : Number(value.toFixed(9))
+  if (typeof value === 'string') return neutralise(value)
+  return value
+}
+const oracle = (rows: readonly RequestRecord[]): string =>
+  stringify(
+    rows.map((r) => CSV_COLUMNS.map((c) => oracleCell(r[c]))),
+    { cast: { boolean: (b: boolean) => String(b) } },
+  )
+
+/** A small deterministic generator (xorshift32): the same rows every run. */
+function random(seed: number): () => number {
+  let x = seed
+  return () => {
+    x ^= x << 13
+    x ^= x >>> 17
+    x ^= x << 5
+    return (x >>> 0) / 2 ** 32
+  }
+}
+
+const TEXTS = ['', 'a', 'a,b', 'say "hi"', 'line\nbreak', 'cr\rhere', '=1+2', '-3', '+x', '@me', '\tt', 'ünï', '"', ',']
+
+function rows(n: number, seed: number): RequestRecord[] {
+  const rnd = random(seed)
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T
+  const numbers = [0, 1, -1, 42, 1e-7, 123456789, 0.1 + 0.2, 1 / 3, -2.5e-10, 1.234567, 2 ** 31]
+  return Array.from({ length: n }, () => {
+    const r: Record<string, unknown> = {}
+    for (const c of CSV_COLUMNS) {
+      const roll = rnd()
+      if (roll < 0.2) continue
+      if ((NUMERIC_COLUMNS as readonly string[]).includes(c))
+        r[c] = roll < 0.6 ? pick(numbers) : (rnd() - 0.5) * 10 ** Math.floor(rnd() * 8)
+      else if (c === 'success' || c === 'has_generated_text') r[c] = roll < 0.6
+      else r[c] = pick(TEXTS) + (roll < 0.5 ? pick(TEXTS) : '')
+    }
+    return r as unknown as RequestRecord
+  })
+}
+
+test('requests.csv lines are what csv-stringify wrote, cell for cell: quoting, doubled quotes, line breaks, neutralised formulas, numbers to the nanosecond', () => {
+  for (const seed of [1, 2, 3, 99]) {
+    const batch = rows(300, seed)
+    expect(csvLines(batch)).toBe(oracle(batch))
+  }
+})
+
+test('a file written by CsvWriter reads back through csv-parse as the rows it was given', () => {
+  const path = join(mkdtempSync(join(tmpdir(), 'csv-writer-')), 'requests.csv')
+  const writer = new CsvWriter(path)
+  const batch = rows(200, 7)
+  writer.writeAll(batch.slice(0, 120))
+  writer.writeAll(batch.slice(120))
+  void writer.close()
+  const text = readFileSync(path, 'utf8')
+  expect(text.split('\n', 1)[0]).toBe(CSV_COLUMNS.join(','))
+  const read = parse(text, { columns: true }) as Array<Record<string, string>>
+  expect(read).toHaveLength(batch.length)
+  for (let i = 0; i < batch.length; i++) {
+    for (const c of CSV_COLUMNS) {
+      const v = (batch[i] as unknown as Record<string, unknown>)[c]
+      const cell = (read[i] as Record<string, string>)[c] as string
+      if (v === undefined) expect(cell).toBe('')
+      else if (typeof v === 'string') expect(unneutralise(cell)).toBe(v)
+      else if (typeof v === 'boolean') expect(cell).toBe(String(v))
+      // written to the nanosecond (and −0 as 0)
+      else expect(Number(cell)).toBe((Number.isInteger(v) ? (v as number) : Number((v as number).toFixed(9))) + 0)
+    }
+  }
+})
