@@ -1,9 +1,10 @@
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { Worker } from 'node:worker_threads'
 import { execa } from 'execa'
 import { expect, test } from 'vitest'
-import { keepLoadThread, takeLoadThread } from './load-threads.ts'
+import { keepLoadThread, OLD_GENERATION_MB, takeLoadThread, threadFailure } from './load-threads.ts'
 
 const entry = new URL('./shard-worker.ts', import.meta.url)
 
@@ -34,4 +35,18 @@ console.log('kept')`
   expect(r.stdout).toBe('kept')
   // a kept thread ends after 10 s idle: a process it held open would end no sooner
   expect(performance.now() - started).toBeLessThan(8000)
+})
+
+test('a thread that ran out of heap fails its rows with the limit it met and what to change; other failures keep their words', async () => {
+  // a real out-of-memory end, from a thread with a small heap (the load thread's own limit is too large to reach here)
+  const hungry = new Worker('const kept = []; for (;;) kept.push(new Array(1e5).fill(1))', {
+    eval: true,
+    resourceLimits: { maxOldGenerationSizeMb: 16 },
+  })
+  const err = await new Promise<Error>((resolve) => hungry.once('error', resolve))
+  expect(threadFailure(err)).toContain(err.message)
+  expect(threadFailure(err)).toContain(`capped at ${OLD_GENERATION_MB} MB`)
+  expect(threadFailure(err)).toContain("processes: 'auto'")
+  const other = new Error('boom')
+  expect(threadFailure(other)).toBe('boom')
 })

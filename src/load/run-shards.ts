@@ -7,7 +7,7 @@ import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
 import { unpackRows } from '../record/row-batch.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
-import { keepLoadThread, takeLoadThread } from './load-threads.ts'
+import { keepLoadThread, takeLoadThread, threadFailure } from './load-threads.ts'
 import type { FromShard, RunShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
 
 export interface ShardedRun {
@@ -190,7 +190,7 @@ function lost(
       host: run.spec.host,
       chat: run.spec.body.api === 'chat',
     })
-    obs.error = `the load thread sending it failed: ${failure.message}`
+    obs.error = `the load thread sending it failed: ${threadFailure(failure)}`
     rows.push(buildRecord(obs, clock, 'other', run.spec.body.stream))
     if (rows.length === LOST_BATCH) {
       run.onRecords(rows)
