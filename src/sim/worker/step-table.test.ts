@@ -35,9 +35,11 @@ test('between rows and occupancies: the lines between the measurements', () => {
   expect(mid).toBeCloseTo((87.12 + at2048) / 2, 6)
 })
 
-test('past the measurements: along the last segment; below them, no cheaper than the emptiest', () => {
-  const slope = (330.7 - 87.12) / (65_024 - 16_640)
-  expect(tableStepMs(prefill, 512, 100_000)).toBeCloseTo(330.7 + slope * (100_000 - 65_024), 6)
+test('past the fullest measurement: what it measured; below the emptiest, no cheaper than it', () => {
+  expect(tableStepMs(prefill, 512, 100_000)).toBeCloseTo(330.7, 6)
+  expect(tableStepMs(prefill, 512, 65_024)).toBeCloseTo(330.7, 6)
+  // just inside it, still the line to it
+  expect(tableStepMs(prefill, 512, 65_000)).toBeLessThan(330.7)
   expect(tableStepMs(prefill, 512, 0)).toBeCloseTo(14.05, 6)
   // fewer tokens than the first row: the first row's time
   expect(tableStepMs(prefill, 100, 16_640)).toBeCloseTo(87.12, 6)

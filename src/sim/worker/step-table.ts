@@ -4,8 +4,8 @@
  * next one's attention mask while the GPU runs this one: on the H100, a 512-token prefill with 65k cells held took
  * 331 ms and a 2048-token one 891, not 4 × 331), which no sum of terms fitted to both gets right. So the calibration
  * keeps what it measured: rows by the tokens in the batch (or the streams decoding), each a line through the
- * occupancies it was measured at, interpolated between, extrapolated along the last segment (as Vidur's profiles
- * and vllm-vcr's replays read measured step times instead of a formula).
+ * occupancies it was measured at, interpolated between and held at its ends (as Vidur's profiles and vllm-vcr's
+ * replays read measured step times instead of a formula).
  */
 export interface StepTable {
   /** Steps with prompt tokens: the batch's tokens (a decoding stream's one included) → [cells held, ms] measured. */
@@ -53,8 +53,13 @@ function atCells(row: StepRow, cells: number): number {
   const first = pts[0]
   if (first === undefined) return 0
   if (pts.length === 1) return first[1]
+  const last = pts[pts.length - 1] as [number, number]
+  // more cells than the fullest measurement: what it measured. A row's last two points are often a few thousand cells
+  // apart and noisy, and their line, carried on, invented what no probe saw: the H200's 16-stream row (7.7-13.4 ms
+  // over 14-20k cells) read 17.6 ms at 24.5k where 16 closed-loop users stepped in 11.6; its one-stream row 11.7 ms at
+  // 65.5k where the server timed its own tokens at 6.9-10.1 (median 8.9, issue 43's session 37)
+  if (cells >= last[0]) return last[1]
   let i = pts.findIndex((p) => p[0] >= cells)
-  if (i < 0) i = pts.length - 1
   if (i === 0) i = 1
   const [x0, y0] = pts[i - 1] as [number, number]
   const [x1, y1] = pts[i] as [number, number]
