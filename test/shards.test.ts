@@ -94,7 +94,7 @@ describe('load over several threads and hosts', () => {
         pacing: { loop: 'arrivals' },
       },
       signal: undefined,
-      onRecords: (batch) => rows.push(...batch),
+      onRecords: (batch) => rows.push(...batch.records()),
       onProgress: undefined,
       onStart: () => undefined,
       workerUrl: dyingShard,

@@ -13,7 +13,7 @@ import type { LoadPlan } from '../executors/executor.ts'
 import { executorFor, scheduleFor } from '../executors/registry.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
-import type { RequestRecord } from '../record/request-record.ts'
+import { RowColumns } from '../record/row-batch.ts'
 import { localGpus } from '../server-metrics/local-gpus.ts'
 import { MetricsSampler, type MetricsSeries } from '../server-metrics/metrics-sampler.ts'
 import { rowsOf, seriesFromRows } from '../server-metrics/series-from-rows.ts'
@@ -247,8 +247,8 @@ export async function runLoad(p: PlannedRun): Promise<LoadedRun> {
       onProgress: opts.onProgress,
       onRecords: (batch) => {
         const rows = refusing.relabel(batch)
-        csv.writeAll(rows)
-        for (const r of rows) table.append(r)
+        csv.writeColumns(rows)
+        table.appendColumns(rows)
         refusing.saw(rows)
         watch?.saw(rows)
       },
@@ -501,8 +501,8 @@ const REFUSED_TO_STOP = 5
  */
 function refusedFromTheStart(requests: number): {
   signal: AbortSignal
-  saw(rows: readonly RequestRecord[]): void
-  relabel(rows: readonly RequestRecord[]): readonly RequestRecord[]
+  saw(rows: RowColumns): void
+  relabel(rows: RowColumns): RowColumns
 } {
   const controller = new AbortController()
   let refused = 0
@@ -514,19 +514,21 @@ function refusedFromTheStart(requests: number): {
     relabel: (rows) =>
       !controller.signal.aborted
         ? rows
-        : rows.map((r) =>
-            r.error_type === 'aborted' && r.router_send_time === undefined
-              ? {
-                  ...r,
-                  error_type: 'refused',
-                  error: `not sent: ${(controller.signal.reason as Error).message}`,
-                }
-              : r,
+        : RowColumns.of(
+            rows.records().map((r) =>
+              r.error_type === 'aborted' && r.router_send_time === undefined
+                ? {
+                    ...r,
+                    error_type: 'refused',
+                    error: `not sent: ${(controller.signal.reason as Error).message}`,
+                  }
+                : r,
+            ),
           ),
     saw(rows) {
       if (other || controller.signal.aborted) return
-      for (const r of rows) {
-        if (r.error_type !== 'refused') {
+      for (let i = 0; i < rows.length; i++) {
+        if (rows.text('error_type', i) !== 'refused') {
           other = true
           return
         }

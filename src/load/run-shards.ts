@@ -5,7 +5,7 @@ import { requestObservation } from '../executors/arrival-loop.ts'
 import { type LoopCounts, newCounts } from '../executors/request-core.ts'
 import type { ProgressSnapshot } from '../options/progress-snapshot.ts'
 import { buildRecord, type RequestRecord } from '../record/request-record.ts'
-import { unpackRows } from '../record/row-batch.ts'
+import { RowColumns } from '../record/row-batch.ts'
 import type { LagSummary } from '../summarise/run-summary.ts'
 import { keepLoadThread, takeLoadThread, threadFailure } from './load-threads.ts'
 import type { FromShard, RunShard, ShardHealth, ShardSpec, ToShard } from './shard-spec.ts'
@@ -22,8 +22,8 @@ export interface ShardedRun {
   maxInFlight: number
   spec: Omit<ShardSpec, 'dataset' | 'arrivalsS' | 'firstIndex' | 'stride' | 'maxInFlight'>
   signal: AbortSignal | undefined
-  /** Rows as they come back, a batch at a time. */
-  onRecords: (rows: readonly RequestRecord[]) => void
+  /** Rows as they come back, a batch at a time, as the columns they crossed in. */
+  onRecords: (rows: RowColumns) => void
   onProgress: ((p: ProgressSnapshot) => void) | undefined
   /** Called with the run's start once every shard is ready: hooks and /metrics sampling start from it. */
   onStart: (origin: ClockOrigin) => void
@@ -106,10 +106,11 @@ export async function runShards(run: ShardedRun): Promise<ShardedResult> {
         else if (m.type === 'rows') {
           counts[t] = m.counts
           const seen = reported[t] as Uint8Array
-          const rows = unpackRows(m.rows)
-          for (const r of rows) {
+          const rows = new RowColumns(m.rows)
+          for (let r = 0; r < rows.length; r++) {
             // req_id is `${runId}-${i}`, and this thread's k-th request is i = firstIndex + k · stride
-            const i = Number(r.req_id.slice(r.req_id.lastIndexOf('-') + 1))
+            const id = rows.text('req_id', r) as string
+            const i = Number(id.slice(id.lastIndexOf('-') + 1))
             seen[(i - spec.firstIndex) / stride] = 1
           }
           run.onRecords(rows)
@@ -193,9 +194,9 @@ function lost(
     obs.error = `the load thread sending it failed: ${threadFailure(failure)}`
     rows.push(buildRecord(obs, clock, 'other', run.spec.body.stream))
     if (rows.length === LOST_BATCH) {
-      run.onRecords(rows)
+      run.onRecords(RowColumns.of(rows))
       rows = []
     }
   })
-  run.onRecords(rows)
+  run.onRecords(RowColumns.of(rows))
 }

@@ -1,5 +1,5 @@
 import { linearRegression } from 'simple-statistics'
-import type { RequestRecord } from '../record/request-record.ts'
+import type { RowColumns } from '../record/row-batch.ts'
 import { KEEP_UP_FRACTION, queueOutgrew } from '../summarise/keep-up.ts'
 
 /** How often the in-flight count is sampled, and over how long its trend is judged. */
@@ -36,8 +36,9 @@ export class SaturationWatch {
     return this.#controller.signal
   }
 
-  saw(rows: readonly RequestRecord[]): void {
-    for (const r of rows) if (r.finish_time !== undefined) this.#finished++
+  saw(rows: RowColumns): void {
+    const finish = rows.numbers('finish_time')
+    for (let i = 0; i < finish.length; i++) if (!Number.isNaN(finish[i] as number)) this.#finished++
   }
 
   /** Starts watching from the run's start; `nowS` is seconds since it. */

@@ -6,8 +6,9 @@ import { stringify } from 'csv-stringify/sync'
 import { expect, test } from 'vitest'
 import { neutralise, unneutralise } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
-import { CsvWriter, csvLines } from './csv-writer.ts'
+import { CsvWriter, csvColumnLines, csvLines } from './csv-writer.ts'
 import type { RequestRecord } from './request-record.ts'
+import { RowColumns } from './row-batch.ts'
 
 /** What requests.csv was before its cells were formatted by hand: csv-stringify's sync API over these cells. */
 const oracleCell = (value: unknown): unknown => {
@@ -57,6 +58,19 @@ test('requests.csv lines are what csv-stringify wrote, cell for cell: quoting, d
   for (const seed of [1, 2, 3, 99]) {
     const batch = rows(300, seed)
     expect(csvLines(batch)).toBe(oracle(batch))
+  }
+})
+
+test('a batch written from its columns is the same text as its rows written one by one', () => {
+  for (const seed of [4, 5]) {
+    // every column set and both flags known, as a record from buildRecord has them (a batch carries each column,
+    // unknown as NaN or null, and a flag as a bit)
+    const batch = rows(300, seed).map((r) => ({
+      ...Object.fromEntries(CSV_COLUMNS.map((c) => [c, (r as unknown as Record<string, unknown>)[c]])),
+      success: r.success === true,
+      has_generated_text: r.has_generated_text === true,
+    })) as unknown as RequestRecord[]
+    expect(csvColumnLines(RowColumns.of(batch))).toBe(csvLines(batch))
   }
 })
 

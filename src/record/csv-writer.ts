@@ -1,6 +1,7 @@
 import { AppendFile, type ArtifactWriteError, neutralise } from '../common/artifact-file.ts'
-import { CSV_COLUMNS } from '../common/columns.ts'
+import { CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
+import { BATCH_TEXT, type BatchTextColumn, type RowColumns } from './row-batch.ts'
 
 /** A cell that RFC 4180 says must be quoted: it holds the delimiter, a quote or a line break. */
 const NEEDS_QUOTES = /[",\n\r]/
@@ -22,16 +23,49 @@ export const csvCell = (value: unknown): string => {
 
 /** Rows as requests.csv's lines, each ended by a newline. */
 export function csvLines(records: readonly RequestRecord[]): string {
-  let out = ''
-  for (const r of records) {
-    let line = ''
-    for (let c = 0; c < CSV_COLUMNS.length; c++) {
-      if (c > 0) line += ','
-      line += csvCell(r[CSV_COLUMNS[c] as (typeof CSV_COLUMNS)[number]])
-    }
-    out += `${line}\n`
+  const lines = new Array<string>(records.length)
+  const cells = new Array<string>(CSV_COLUMNS.length)
+  for (let i = 0; i < records.length; i++) {
+    const r = records[i] as RequestRecord
+    for (let c = 0; c < CSV_COLUMNS.length; c++) cells[c] = csvCell(r[CSV_COLUMNS[c] as (typeof CSV_COLUMNS)[number]])
+    lines[i] = cells.join(',')
   }
-  return out
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`
+}
+
+/** How each of requests.csv's columns is read from a batch's columns, in the file's order. */
+type Cell =
+  | { kind: 'number'; column: NumericColumn }
+  | { kind: 'success' }
+  | { kind: 'generated' }
+  | { kind: 'text'; column: BatchTextColumn }
+const PLAN: Cell[] = CSV_COLUMNS.map((c): Cell => {
+  if (c === 'success') return { kind: 'success' }
+  if (c === 'has_generated_text') return { kind: 'generated' }
+  if ((NUMERIC_COLUMNS as readonly string[]).includes(c)) return { kind: 'number', column: c as NumericColumn }
+  return { kind: 'text', column: c as BatchTextColumn }
+})
+if (PLAN.some((p) => p.kind === 'text' && !(BATCH_TEXT as readonly string[]).includes(p.column)))
+  throw new Error('a text column of requests.csv that a row batch does not carry')
+
+/** A batch's rows as requests.csv's lines, read from its columns: the same text csvLines makes of its records. */
+export function csvColumnLines(rows: RowColumns): string {
+  // cells into one reused array and joined, lines joined once: a string built by += is a tree of pieces, two a cell
+  const lines = new Array<string>(rows.length)
+  const cells = new Array<string>(PLAN.length)
+  for (let i = 0; i < rows.length; i++) {
+    for (let c = 0; c < PLAN.length; c++) {
+      const p = PLAN[c] as Cell
+      if (p.kind === 'number') {
+        const v = rows.number(p.column, i)
+        cells[c] = Number.isNaN(v) ? '' : csvCell(v)
+      } else if (p.kind === 'success') cells[c] = rows.success(i) ? 'true' : 'false'
+      else if (p.kind === 'generated') cells[c] = rows.hasGeneratedText(i) ? 'true' : 'false'
+      else cells[c] = csvCell(rows.text(p.column, i))
+    }
+    lines[i] = cells.join(',')
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`
 }
 
 /**
@@ -59,6 +93,12 @@ export class CsvWriter {
   writeAll(records: readonly RequestRecord[]): void {
     if (records.length === 0 || this.#file.failure !== undefined) return
     this.#file.append(csvLines(records))
+  }
+
+  /** A batch from the load threads, from its columns (no row made an object). */
+  writeColumns(rows: RowColumns): void {
+    if (rows.length === 0 || this.#file.failure !== undefined) return
+    this.#file.append(csvColumnLines(rows))
   }
 
   async close(): Promise<void> {

@@ -2,6 +2,7 @@ import { expect, test } from 'vitest'
 import { CSV_COLUMNS } from '../common/columns.ts'
 import { RecordTable } from './record-table.ts'
 import type { RequestRecord } from './request-record.ts'
+import { RowColumns } from './row-batch.ts'
 
 const row = (reqId: string, over: Partial<RequestRecord> = {}): RequestRecord => {
   const r = Object.fromEntries(CSV_COLUMNS.map((c) => [c, undefined])) as unknown as RequestRecord
@@ -43,4 +44,24 @@ test('counts are kept exactly: a count Float32 cannot hold makes its column Floa
   expect(table.records()).toEqual(rows)
   expect(table.known('chunks')).toEqual(Float64Array.of(3, 2 ** 24 + 1))
   expect(table.numbers('actual_output_tokens')).toBeInstanceOf(Float32Array)
+})
+
+test('a batch appended by its columns keeps what appending its rows one by one keeps: ids, codes, sparse text, wide counts', () => {
+  const rows = [
+    row('a1b2c3d4-0', { host: 'w-1', finish_reason: 'length' }),
+    row('a1b2c3d4-1', { ttft: undefined, success: false, error: 'HTTP 500: "boom", again', error_type: 'http' }),
+    row('odd id, with a comma', { chunks: 2 ** 24 + 1, warning: 'short' }),
+    row('x-2', { has_generated_text: false, actual_output_tokens: 7 }),
+  ]
+  const byRow = new RecordTable(2)
+  for (const r of [...rows, ...rows]) byRow.append(r)
+  const byColumns = new RecordTable(2)
+  byColumns.appendColumns(RowColumns.of(rows))
+  byColumns.appendColumns(RowColumns.of([]))
+  byColumns.appendColumns(RowColumns.of(rows))
+  expect(byColumns.records()).toEqual(byRow.records())
+  expect(byColumns.records()).toEqual([...rows, ...rows])
+  expect(byColumns.numbers('chunks')).toBeInstanceOf(Float64Array)
+  expect(byColumns.known('chunks', { all: true })).toEqual(byRow.known('chunks', { all: true }))
+  expect(byColumns.counts('error_type')).toEqual({ http: 2 })
 })

@@ -1,5 +1,6 @@
 import { COUNT_COLUMNS, CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
+import type { RowColumns } from './row-batch.ts'
 
 /** Text columns with a handful of distinct values, kept as small codes into one dictionary each. */
 const CODED = ['host', 'finish_reason', 'error_type', 'server_timestamps'] as const
@@ -94,6 +95,49 @@ export class RecordTable {
       if (v !== undefined) (this.#sparse.get(c) as Map<number, string>).set(i, v)
     }
     this.#setId(i, r.req_id)
+  }
+
+  /** A batch from the load threads, column by column (no row made an object): the same rows `append` would keep. */
+  appendColumns(rows: RowColumns): void {
+    const n = rows.length
+    if (n === 0) return
+    let capacity = this.#capacity
+    while (this.#length + n > capacity) capacity *= 2
+    if (capacity !== this.#capacity) this.#grow(capacity)
+    const at = this.#length
+    this.#length += n
+    for (const c of NUMERIC_COLUMNS) {
+      const from = rows.numbers(c)
+      ;(this.#numbers.get(c) as NumberColumn).set(from, at)
+      // a count Float32 cannot hold exactly widens its column, as append does
+      const column = this.#numbers.get(c) as NumberColumn
+      if (column instanceof Float32Array)
+        for (let i = 0; i < n; i++) {
+          const v = from[i] as number
+          if (column[at + i] === v || Number.isNaN(v)) continue
+          this.#widen(c, at + i, v)
+          ;(this.#numbers.get(c) as NumberColumn).set(from, at)
+          break
+        }
+    }
+    const ok = this.#flags.get('success') as Uint8Array
+    const generated = this.#flags.get('has_generated_text') as Uint8Array
+    for (let i = 0; i < n; i++) {
+      ok[at + i] = rows.success(i) ? 1 : 0
+      generated[at + i] = rows.hasGeneratedText(i) ? 1 : 0
+    }
+    for (const c of CODED) {
+      const codes = this.#codes.get(c) as Uint16Array
+      for (let i = 0; i < n; i++) codes[at + i] = this.#code(c, rows.text(c, i))
+    }
+    for (const c of SPARSE) {
+      const cells = this.#sparse.get(c) as Map<number, string>
+      for (let i = 0; i < n; i++) {
+        const v = rows.text(c, i)
+        if (v !== undefined) cells.set(at + i, v)
+      }
+    }
+    for (let i = 0; i < n; i++) this.#setId(at + i, rows.text('req_id', i) as string)
   }
 
   /** A numeric column, NaN where unknown: a view valid until the next append. */

@@ -1,4 +1,4 @@
-import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
+import { CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
 
 /** The two flag columns, one bit each. */
@@ -7,11 +7,16 @@ const FLAGS = ['success', 'has_generated_text'] as const
  * requests.csv's text columns: whatever is neither a number nor a flag, so a text column added to columns.ts crosses
  * with the others (a list of its own would drop it to undefined).
  */
-const TEXT = CSV_COLUMNS.filter(
+export const BATCH_TEXT = CSV_COLUMNS.filter(
   (c) => !(NUMERIC_COLUMNS as readonly string[]).includes(c) && !(FLAGS as readonly string[]).includes(c),
 ) as ReadonlyArray<Exclude<(typeof CSV_COLUMNS)[number], (typeof NUMERIC_COLUMNS)[number] | (typeof FLAGS)[number]>>
+const TEXT = BATCH_TEXT
+/** A text column of a batch. */
+export type BatchTextColumn = (typeof TEXT)[number]
 const SUCCESS = 1
 const GENERATED = 2
+const NUMBER_INDEX = new Map<string, number>(NUMERIC_COLUMNS.map((c, k) => [c, k]))
+const TEXT_INDEX = new Map<string, number>(TEXT.map((c, t) => [c, t]))
 
 /**
  * Rows as columns, to cross from a load thread to the coordinator: every numeric column in one Float64Array and the
@@ -55,25 +60,71 @@ export function transferOf(batch: RowBatch): ArrayBuffer[] {
 
 /** The batch's rows as records, every column set (undefined where unknown), in requests.csv's column order. */
 export function unpackRows(batch: RowBatch): RequestRecord[] {
-  const n = batch.length
-  if (n === 0) return []
-  const text = JSON.parse(batch.text) as Array<Array<string | null>>
-  const rows: RequestRecord[] = new Array(n)
-  for (let i = 0; i < n; i++) {
+  return new RowColumns(batch).records()
+}
+
+/**
+ * A batch as the coordinator reads it: its columns where they arrived, the text ones parsed once. The CSV, the table
+ * and the checks on a run read rows from here; a row becomes an object only where one is asked for (`record`).
+ */
+export class RowColumns {
+  readonly length: number
+  readonly #numbers: Float64Array
+  readonly #flags: Uint8Array
+  readonly #text: Array<Array<string | null>>
+
+  constructor(batch: RowBatch) {
+    this.length = batch.length
+    this.#numbers = batch.numbers
+    this.#flags = batch.flags
+    this.#text = batch.length === 0 ? [] : (JSON.parse(batch.text) as Array<Array<string | null>>)
+  }
+
+  static of(rows: readonly RequestRecord[]): RowColumns {
+    return new RowColumns(packRows(rows))
+  }
+
+  /** Column `c` of row `i`; NaN where unknown. */
+  number(c: NumericColumn, i: number): number {
+    return this.#numbers[(NUMBER_INDEX.get(c) as number) * this.length + i] as number
+  }
+
+  /** The rows of column `c`, NaN where unknown: a view, not a copy. */
+  numbers(c: NumericColumn): Float64Array {
+    const k = NUMBER_INDEX.get(c) as number
+    return this.#numbers.subarray(k * this.length, (k + 1) * this.length)
+  }
+
+  success(i: number): boolean {
+    return ((this.#flags[i] as number) & SUCCESS) !== 0
+  }
+
+  hasGeneratedText(i: number): boolean {
+    return ((this.#flags[i] as number) & GENERATED) !== 0
+  }
+
+  text(c: BatchTextColumn, i: number): string | undefined {
+    return (this.#text[TEXT_INDEX.get(c) as number] as Array<string | null>)[i] ?? undefined
+  }
+
+  /** Row `i` as the record it was. */
+  record(i: number): RequestRecord {
     const r: Record<string, unknown> = {}
     for (const c of CSV_COLUMNS) r[c] = undefined
     for (let k = 0; k < NUMERIC_COLUMNS.length; k++) {
-      const v = batch.numbers[k * n + i] as number
+      const v = this.#numbers[k * this.length + i] as number
       if (!Number.isNaN(v)) r[NUMERIC_COLUMNS[k] as string] = v
     }
-    const f = batch.flags[i] as number
-    r['success'] = (f & SUCCESS) !== 0
-    r['has_generated_text'] = (f & GENERATED) !== 0
+    r['success'] = this.success(i)
+    r['has_generated_text'] = this.hasGeneratedText(i)
     for (let t = 0; t < TEXT.length; t++) {
-      const v = (text[t] as Array<string | null>)[i]
+      const v = (this.#text[t] as Array<string | null>)[i]
       if (v !== null && v !== undefined) r[TEXT[t] as string] = v
     }
-    rows[i] = r as unknown as RequestRecord
+    return r as unknown as RequestRecord
   }
-  return rows
+
+  records(): RequestRecord[] {
+    return Array.from({ length: this.length }, (_, i) => this.record(i))
+  }
 }
