@@ -1,7 +1,7 @@
 import { AppendFile, type ArtifactWriteError, neutralise } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
 import type { RequestRecord } from './request-record.ts'
-import { BATCH_TEXT, type BatchTextColumn, type RowColumns } from './row-batch.ts'
+import type { BatchTextColumn, RowColumns } from './row-batch.ts'
 
 /** A cell that RFC 4180 says must be quoted: it holds the delimiter, a quote or a line break. */
 const NEEDS_QUOTES = /[",\n\r]/
@@ -45,8 +45,6 @@ const PLAN: Cell[] = CSV_COLUMNS.map((c): Cell => {
   if ((NUMERIC_COLUMNS as readonly string[]).includes(c)) return { kind: 'number', column: c as NumericColumn }
   return { kind: 'text', column: c as BatchTextColumn }
 })
-if (PLAN.some((p) => p.kind === 'text' && !(BATCH_TEXT as readonly string[]).includes(p.column)))
-  throw new Error('a text column of requests.csv that a row batch does not carry')
 
 /** A batch's rows as requests.csv's lines, read from its columns: the same text csvLines makes of its records. */
 export function csvColumnLines(rows: RowColumns): string {

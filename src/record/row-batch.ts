@@ -7,10 +7,9 @@ const FLAGS = ['success', 'has_generated_text'] as const
  * requests.csv's text columns: whatever is neither a number nor a flag, so a text column added to columns.ts crosses
  * with the others (a list of its own would drop it to undefined).
  */
-export const BATCH_TEXT = CSV_COLUMNS.filter(
+const TEXT = CSV_COLUMNS.filter(
   (c) => !(NUMERIC_COLUMNS as readonly string[]).includes(c) && !(FLAGS as readonly string[]).includes(c),
 ) as ReadonlyArray<Exclude<(typeof CSV_COLUMNS)[number], (typeof NUMERIC_COLUMNS)[number] | (typeof FLAGS)[number]>>
-const TEXT = BATCH_TEXT
 /** A text column of a batch. */
 export type BatchTextColumn = (typeof TEXT)[number]
 const SUCCESS = 1
