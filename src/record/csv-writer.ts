@@ -1,6 +1,5 @@
 import { AppendFile, type ArtifactWriteError, neutralise } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
-import type { RequestRecord } from './request-record.ts'
 import type { BatchTextColumn, RowColumns } from './row-batch.ts'
 
 /** A cell that RFC 4180 says must be quoted: it holds the delimiter, a quote or a line break. */
@@ -21,18 +20,6 @@ export const csvCell = (value: unknown): string => {
   return NEEDS_QUOTES.test(text) ? `"${text.replaceAll('"', '""')}"` : text
 }
 
-/** Rows as requests.csv's lines, each ended by a newline. */
-export function csvLines(records: readonly RequestRecord[]): string {
-  const lines = new Array<string>(records.length)
-  const cells = new Array<string>(CSV_COLUMNS.length)
-  for (let i = 0; i < records.length; i++) {
-    const r = records[i] as RequestRecord
-    for (let c = 0; c < CSV_COLUMNS.length; c++) cells[c] = csvCell(r[CSV_COLUMNS[c] as (typeof CSV_COLUMNS)[number]])
-    lines[i] = cells.join(',')
-  }
-  return lines.length === 0 ? '' : `${lines.join('\n')}\n`
-}
-
 /** How each of requests.csv's columns is read from a batch's columns, in the file's order. */
 type Cell =
   | { kind: 'number'; column: NumericColumn }
@@ -46,21 +33,27 @@ const PLAN: Cell[] = CSV_COLUMNS.map((c): Cell => {
   return { kind: 'text', column: c as BatchTextColumn }
 })
 
-/** A batch's rows as requests.csv's lines, read from its columns: the same text csvLines makes of its records. */
+/** A batch's rows as requests.csv's lines, each ended by a newline, read from its columns. */
 export function csvColumnLines(rows: RowColumns): string {
+  // each column looked up once a batch, not once a cell
+  const cellOf = PLAN.map((p): ((i: number) => string) => {
+    if (p.kind === 'success') return (i) => (rows.success(i) ? 'true' : 'false')
+    if (p.kind === 'generated') return (i) => (rows.hasGeneratedText(i) ? 'true' : 'false')
+    if (p.kind === 'text') {
+      const texts = rows.texts(p.column)
+      return (i) => csvCell(texts[i])
+    }
+    const numbers = rows.numbers(p.column)
+    return (i) => {
+      const v = numbers[i] as number
+      return Number.isNaN(v) ? '' : csvCell(v)
+    }
+  })
   // cells into one reused array and joined, lines joined once: a string built by += is a tree of pieces, two a cell
   const lines = new Array<string>(rows.length)
   const cells = new Array<string>(PLAN.length)
   for (let i = 0; i < rows.length; i++) {
-    for (let c = 0; c < PLAN.length; c++) {
-      const p = PLAN[c] as Cell
-      if (p.kind === 'number') {
-        const v = rows.number(p.column, i)
-        cells[c] = Number.isNaN(v) ? '' : csvCell(v)
-      } else if (p.kind === 'success') cells[c] = rows.success(i) ? 'true' : 'false'
-      else if (p.kind === 'generated') cells[c] = rows.hasGeneratedText(i) ? 'true' : 'false'
-      else cells[c] = csvCell(rows.text(p.column, i))
-    }
+    for (let c = 0; c < cellOf.length; c++) cells[c] = (cellOf[c] as (i: number) => string)(i)
     lines[i] = cells.join(',')
   }
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`
@@ -88,12 +81,7 @@ export class CsvWriter {
     return this.#file.failure
   }
 
-  writeAll(records: readonly RequestRecord[]): void {
-    if (records.length === 0 || this.#file.failure !== undefined) return
-    this.#file.append(csvLines(records))
-  }
-
-  /** A batch from the load threads, from its columns (no row made an object). */
+  /** A batch of rows, from its columns (rows from the load threads are never made objects). */
   writeColumns(rows: RowColumns): void {
     if (rows.length === 0 || this.#file.failure !== undefined) return
     this.#file.append(csvColumnLines(rows))

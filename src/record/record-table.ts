@@ -128,16 +128,19 @@ export class RecordTable {
     }
     for (const c of CODED) {
       const codes = this.#codes.get(c) as Uint16Array
-      for (let i = 0; i < n; i++) codes[at + i] = this.#code(c, rows.text(c, i))
+      const texts = rows.texts(c)
+      for (let i = 0; i < n; i++) codes[at + i] = this.#code(c, texts[i] ?? undefined)
     }
     for (const c of SPARSE) {
       const cells = this.#sparse.get(c) as Map<number, string>
+      const texts = rows.texts(c)
       for (let i = 0; i < n; i++) {
-        const v = rows.text(c, i)
-        if (v !== undefined) cells.set(at + i, v)
+        const v = texts[i]
+        if (v !== null && v !== undefined) cells.set(at + i, v)
       }
     }
-    for (let i = 0; i < n; i++) this.#setId(at + i, rows.text('req_id', i) as string)
+    const ids = rows.texts('req_id')
+    for (let i = 0; i < n; i++) this.#setId(at + i, ids[i] as string)
   }
 
   /** A numeric column, NaN where unknown: a view valid until the next append. */

@@ -3,7 +3,9 @@ import { expect, test } from 'vitest'
 import { CSV_COLUMNS } from '../common/columns.ts'
 import { addTokens, newObservation } from '../send/observation.ts'
 import { buildRecord, type RequestRecord } from './request-record.ts'
-import { packRows, type RowBatch, transferOf, unpackRows } from './row-batch.ts'
+import { packRows, type RowBatch, RowColumns, transferOf } from './row-batch.ts'
+
+const unpackRows = (batch: RowBatch): RequestRecord[] => new RowColumns(batch).records()
 
 const START = 1_800_000_000
 

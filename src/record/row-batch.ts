@@ -57,11 +57,6 @@ export function transferOf(batch: RowBatch): ArrayBuffer[] {
   return [batch.numbers.buffer as ArrayBuffer, batch.flags.buffer as ArrayBuffer]
 }
 
-/** The batch's rows as records, every column set (undefined where unknown), in requests.csv's column order. */
-export function unpackRows(batch: RowBatch): RequestRecord[] {
-  return new RowColumns(batch).records()
-}
-
 /**
  * A batch as the coordinator reads it: its columns where they arrived, the text ones parsed once. The CSV, the table
  * and the checks on a run read rows from here; a row becomes an object only where one is asked for (`record`).
@@ -103,7 +98,12 @@ export class RowColumns {
   }
 
   text(c: BatchTextColumn, i: number): string | undefined {
-    return (this.#text[TEXT_INDEX.get(c) as number] as Array<string | null>)[i] ?? undefined
+    return this.texts(c)[i] ?? undefined
+  }
+
+  /** The rows of text column `c`, null where unset. */
+  texts(c: BatchTextColumn): ReadonlyArray<string | null> {
+    return this.#text[TEXT_INDEX.get(c) as number] as Array<string | null>
   }
 
   /** Row `i` as the record it was. */

@@ -6,6 +6,7 @@ import { RUN_FILES } from '../load/run-folder.ts'
 import { type RunFolder, readRunFolder } from '../load/run-folder-reader.ts'
 import { CsvWriter } from '../record/csv-writer.ts'
 import { RecordTable } from '../record/record-table.ts'
+import { RowColumns } from '../record/row-batch.ts'
 import { runFileTexts } from '../report/run-files.ts'
 import { goodput } from '../slo/evaluate-slo.ts'
 import { normalizeSpec, type SloSpec } from '../slo/slo-spec.ts'
@@ -110,9 +111,9 @@ function writeMerged(shards: Shard[], out: string): BenchSummary {
   const csv = new CsvWriter(join(out, 'requests.csv'))
   // a batch at a time: a million merged rows are never one string
   for (let at = 0; at < keys.length; at += WRITE_BATCH) {
-    const batch = keys.slice(at, at + WRITE_BATCH).map(([k, i]) => (shards[k] as Shard).table.record(i))
-    for (const r of batch) table.append(r)
-    csv.writeAll(batch)
+    const batch = RowColumns.of(keys.slice(at, at + WRITE_BATCH).map(([k, i]) => (shards[k] as Shard).table.record(i)))
+    table.appendColumns(batch)
+    csv.writeColumns(batch)
   }
   void csv.close()
   if (csv.failure !== undefined) throw csv.failure
