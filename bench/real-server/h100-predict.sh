@@ -35,7 +35,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh pair|calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|endpoint|churn|batch|pin|mixed|slotwait|window|streamtpot|loadsteps|drift|tail|build-new|spec}
+step=${1:?usage: h100-predict.sh pair|calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|endpoint|churn|batch|pin|mixed|slotwait|window|streamtpot|pathprobe|loadsteps|drift|tail|build-new|spec}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 # PORT, W: the server's port and the work folder, so that `pair` can run two steps at once, a GPU each
@@ -207,6 +207,17 @@ window)
   pid=$!
   for _ in $(seq 1 600); do curl -sf http://127.0.0.1:8081/health >/dev/null 2>&1 && break; sleep 0.1; done
   python3 "$repo/bench/real-server/window-probe.py" http://127.0.0.1:8081 compact "$out/window.jsonl"
+  ;;
+pathprobe)
+  # does the way the server reached its state move its steps? calibrate's path to "every slot holds 1,024" and a fill
+  # on a freshly started server, each then calibrate's decode probes beside the check's closed-loop loads
+  # (path-probe.py, session 39), a server each
+  for path in ${PATHS:-calibrate once}; do
+    serve "$out/llama-server-$path.log" "${server[@]}"
+    python3 "$repo/bench/real-server/path-probe.py" http://127.0.0.1:$port "$out/path.jsonl" "$path"
+    kill $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+  done
   ;;
 streamtpot)
   # one stream's decode as the client reads it and as the server times it, every slot holding 1,024 tokens
