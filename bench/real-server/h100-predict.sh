@@ -8,7 +8,8 @@
 #   gpus: a CLI run with --gpus auto (issue 47); churn: the same pinned steps on a server filled in order and on one
 #   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone (used: from the
 #   state the rows leave, every slot 256 + 127 tokens); batch: several prompts at once (batch-probe.py); STEADY=1 with
-#   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts); WARM=1
+#   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts); RATE_BASE=search
+#   with fresh|used: the Poisson rows at 0.25/0.5/0.75 of the real server's capacity, searched first (the issue's rates); WARM=1
 #   with fresh: each restarted server serves one request a slot and is emptied before the load (the fresh server's
 #   one ~0.9-s stall, session 28, out of the load)
 #   steplog (DEVICE=.device-sl: node, node_modules, the full source): the server patched to log every step
