@@ -75,6 +75,16 @@ class Server:
         conn.close()
         return t0, events, timings
 
+    def tokens(self, prompt_len, out_len, slot=None):
+        """One streamed /completion of a random prompt, greedy, every token asked for and the byte tokens banned, left
+        to the server's slot choice or in `slot`: its send time, each token's arrival time and the final timings."""
+        body = {"prompt": self.ids(prompt_len), "n_predict": out_len, "ignore_eos": True, "temperature": 0,
+                "logit_bias": BYTE_TOKEN_BAN, "cache_prompt": True}
+        if slot is not None:
+            body["id_slot"] = slot
+        t0, events, timings = self.stream(body)
+        return {"sent": t0, "times": [t for t, d in events if not d.get("stop")], "timings": timings}
+
     def kv(self):
         """The tokens the KV cache holds (llamacpp:kv_cache_tokens, with --metrics); None where not reported."""
         with urllib.request.urlopen(self.url + "/metrics", timeout=10) as r:
@@ -86,6 +96,17 @@ class Server:
         """n random token ids from the model's ordinary range."""
         with self.lock:
             return [self.rng.randrange(10, 300) for _ in range(n)]
+
+
+def started_together(c, send):
+    """c calls of send() at once, a thread each (calibrate's decode probe round, and its fills): their results."""
+    got = [None] * c
+    ts = [threading.Thread(target=lambda i=i: got.__setitem__(i, send())) for i in range(c)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return got
 
 
 def closed_loop(c, send, per_user=None, seconds=None):

@@ -17,7 +17,7 @@ import sys
 import threading
 import time
 
-from llama_probe import BYTE_TOKEN_BAN, Server, closed_loop
+from llama_probe import Server, closed_loop, started_together
 
 URL, OUT = sys.argv[1], sys.argv[2]
 FILLS = [int(x) for x in sys.argv[3:]] or [256, 1024]
@@ -29,21 +29,12 @@ lock = threading.Lock()
 
 def stream(prompt_len, out_len):
     """One streamed /completion left to the server's slot choice: its send time, token arrival times, timings."""
-    body = {"prompt": ids(prompt_len), "n_predict": out_len, "ignore_eos": True, "temperature": 0,
-            "logit_bias": BYTE_TOKEN_BAN, "cache_prompt": True}
-    t0, events, timings = server.stream(body)
-    return {"sent": t0, "times": [t for t, d in events if not d.get("stop")], "timings": timings}
+    return server.tokens(prompt_len, out_len)
 
 
 def probe(c, prompt_len=128, out_len=128):
     """calibrate's decode probe: c users, one request each, started together."""
-    got = [None] * c
-    ts = [threading.Thread(target=lambda i=i: got.__setitem__(i, stream(prompt_len, out_len))) for i in range(c)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return got
+    return started_together(c, lambda: stream(prompt_len, out_len))
 
 
 def users(c, per_user, prompt_len=256, out_len=128):

@@ -15,9 +15,8 @@ next request when its last ends), and the probe again. Each request's TPOT in th
 import json
 import statistics
 import sys
-import threading
 
-from llama_probe import BYTE_TOKEN_BAN, Server, closed_loop
+from llama_probe import Server, closed_loop, started_together
 
 URL, OUT, PATH = sys.argv[1], sys.argv[2], sys.argv[3]
 server = Server(URL, 39)
@@ -25,24 +24,12 @@ SLOTS = 64
 
 
 def stream(prompt_len, out_len, slot=None):
-    body = {"prompt": server.ids(prompt_len), "n_predict": out_len, "ignore_eos": True, "temperature": 0,
-            "logit_bias": BYTE_TOKEN_BAN, "cache_prompt": True}
-    if slot is not None:
-        body["id_slot"] = slot
-    t0, events, timings = server.stream(body)
-    times = [t for t, d in events if not d.get("stop")]
-    return {"sent": t0, "times": times, "timings": timings}
+    return server.tokens(prompt_len, out_len, slot)
 
 
 def at_once(c, prompt_len, out_len):
     """c requests started together (calibrate's probe round, and its fills)."""
-    got = [None] * c
-    ts = [threading.Thread(target=lambda i=i: got.__setitem__(i, stream(prompt_len, out_len))) for i in range(c)]
-    for t in ts:
-        t.start()
-    for t in ts:
-        t.join()
-    return got
+    return started_together(c, lambda: stream(prompt_len, out_len))
 
 
 def record(phase, reqs, before, after, **extra):

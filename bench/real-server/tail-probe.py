@@ -15,19 +15,17 @@ every slot is first given a FILL-token prompt (the used state of the tables). No
 import json
 import sys
 
-from llama_probe import BYTE_TOKEN_BAN, Server, closed_loop
+from llama_probe import Server, closed_loop
 
 URL, OUT, LABEL = sys.argv[1], sys.argv[2], sys.argv[3]
 server = Server(URL, 17)
 
 
 def stream(prompt_len, out_len):
-    body = {"prompt": server.ids(prompt_len), "n_predict": out_len, "ignore_eos": True, "temperature": 0,
-            "logit_bias": BYTE_TOKEN_BAN, "cache_prompt": True}
-    t0, events, timings = server.stream(body)
-    times = [t for t, d in events if not d.get("stop")]
-    return {"sent": t0, "first": times[0] if times else None, "last": times[-1] if times else None,
-            "tokens": len(times), "timings": timings}
+    r = server.tokens(prompt_len, out_len)
+    times = r["times"]
+    return {"sent": r["sent"], "first": times[0] if times else None, "last": times[-1] if times else None,
+            "tokens": len(times), "timings": r["timings"]}
 
 
 def users(c, seconds, prompt_len=256, out_len=128):
