@@ -270,14 +270,19 @@ async function capacity(): Promise<{ measured: number; predicted: number; kv: nu
   const sim =
     usedSim ?? (await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)]))
   try {
-    const search = CAPACITY_SEARCH
     const [m, p] = await Promise.all([
       earlier !== undefined
         ? { capacity: earlier.capacity }
         : searched !== undefined
           ? { capacity: searched }
-          : findCapacity({ url }, { ...common(join(outDir, `${state}-capacity-real`)), ...realBody, slo: SLO, search }),
-      findCapacity({ url: sim.url }, { ...common(join(outDir, `${state}-capacity-sim`)), slo: SLO, search }),
+          : findCapacity(
+              { url },
+              { ...common(join(outDir, `${state}-capacity-real`)), ...realBody, slo: SLO, search: CAPACITY_SEARCH },
+            ),
+      findCapacity(
+        { url: sim.url },
+        { ...common(join(outDir, `${state}-capacity-sim`)), slo: SLO, search: CAPACITY_SEARCH },
+      ),
     ])
     return { measured: m.capacity, predicted: p.capacity, kv }
   } finally {

@@ -78,11 +78,6 @@ export class RowColumns {
     return new RowColumns(packRows(rows))
   }
 
-  /** Column `c` of row `i`; NaN where unknown. */
-  number(c: NumericColumn, i: number): number {
-    return this.#numbers[(NUMBER_INDEX.get(c) as number) * this.length + i] as number
-  }
-
   /** The rows of column `c`, NaN where unknown: a view, not a copy. */
   numbers(c: NumericColumn): Float64Array {
     const k = NUMBER_INDEX.get(c) as number
