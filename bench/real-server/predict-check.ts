@@ -260,13 +260,18 @@ async function point(name: string, load: Partial<BenchOptions>, seed: number) {
 }
 
 const CAPACITY_SEARCH = { min: 1, max: 16, stepDurationS: 12, precision: 0.1, confirm: false as const }
-/** The real server's capacity where RATE_BASE=search found it before the rows (its search is not run again). */
-let searched: number | undefined
+/**
+ * The real server's capacity where RATE_BASE=search found it before the rows (its search is not run again), and the
+ * cells it held as that search began: the simulator's search starts from them, not from where the rows left the
+ * server (session 40's fresh check searched the simulator from the rows' 24,512 cells where the real search began
+ * at 0).
+ */
+let searched: { capacity: number; kv: number } | undefined
 
 async function capacity(): Promise<{ measured: number; predicted: number; kv: number }> {
   if (state === 'fresh' && earlier === undefined && searched === undefined) await startServer()
   // an earlier table's capacity search started where its last row left the server
-  const kv = earlier === undefined ? await held() : ([...earlier.rows.values()].at(-1)?.kv ?? 0)
+  const kv = earlier !== undefined ? ([...earlier.rows.values()].at(-1)?.kv ?? 0) : (searched?.kv ?? (await held()))
   const sim =
     usedSim ?? (await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)]))
   try {
@@ -274,7 +279,7 @@ async function capacity(): Promise<{ measured: number; predicted: number; kv: nu
       earlier !== undefined
         ? { capacity: earlier.capacity }
         : searched !== undefined
-          ? { capacity: searched }
+          ? { capacity: searched.capacity }
           : findCapacity(
               { url },
               { ...common(join(outDir, `${state}-capacity-real`)), ...realBody, slo: SLO, search: CAPACITY_SEARCH },
@@ -323,11 +328,12 @@ async function rateBase(): Promise<number> {
     await benchRequests({ url }, fill('base-fill'))
     await benchRequests({ url }, { ...settle('base-settle'), ...realBody })
   }
+  const kv = await held()
   const found = await findCapacity(
     { url },
     { ...common(join(outDir, `${state}-capacity-real`)), ...realBody, slo: SLO, search: CAPACITY_SEARCH },
   )
-  searched = found.capacity
+  searched = { capacity: found.capacity, kv }
   console.log(
     `${state}: the real server carries ${found.capacity} req/s at the SLO; the Poisson rows are its fractions`,
   )
@@ -373,7 +379,7 @@ try {
   // ONLY=rows skips the search: the rows alone, for a call with too little GPU time left for both
   const cap =
     process.env['ONLY'] === 'rows'
-      ? { measured: searched ?? Number.NaN, predicted: Number.NaN, kv: Number.NaN }
+      ? { measured: searched?.capacity ?? Number.NaN, predicted: Number.NaN, kv: searched?.kv ?? Number.NaN }
       : await capacity()
   console.log(
     `${state}: capacity at client_ttft.p90<${SLO.client_ttft.p90} tpot.p90<${SLO.tpot.p90}: ${cap.measured} req/s measured, ${cap.predicted} predicted (from ${cap.kv} cells held)`,
