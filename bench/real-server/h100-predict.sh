@@ -12,6 +12,8 @@
 #   with fresh|used: the Poisson rows at 0.25/0.5/0.75 of the real server's capacity, searched first (the rates); WARM=1
 #   with fresh: each restarted server serves one request a slot and is emptied before the load (the fresh server's
 #   one ~0.9-s stall, session 28, out of the load)
+#   BYTES=1 with fresh|used: the random model's byte tokens allowed on the real side (predict-check bans them by default:
+#   a first token that opens a UTF-8 character is held back, and sessions 34-40 ran so, 92 % of answers held in part)
 #   steplog (DEVICE=.device-sl: node, node_modules, the full source): the server patched to log every step
 #   (step-log-patch.py), step-probe.py's calibrate phases and a users-4 load (session 30); hog, layout: step-probe.py
 #   on the unpatched server; layouts (session 33): 512- and 2,048-token prompts and one and two streams on 64 × 256
