@@ -9,7 +9,10 @@
 #   that served traffic (churn-probe.py); ONLY=capacity with fresh|used: the capacity search alone (used: from the
 #   state the rows leave, every slot 256 + 127 tokens); batch: several prompts at once (batch-probe.py); STEADY=1 with
 #   fresh|used: closed-loop users rows of 8 requests a user, each user's first left out (predict-check.ts); RATE_BASE=search
-#   with fresh|used: the Poisson rows at 0.25/0.5/0.75 of the real server's capacity, searched first (the issue's rates); WARM=1
+#   with fresh|used: the Poisson rows at 0.25/0.5/0.75 of the real server's capacity, searched first (the issue's rates;
+#   session 40's used call took 592 s of the 600 a call may: add ONLY=rows, and search the simulator's capacity off the
+#   GPU with `MEASURED=TABLE.md ONLY=capacity node bench/real-server/predict-check.ts PROFILE STATE OUT`, from the cells
+#   the table's capacity row says the real search began at); WARM=1
 #   with fresh: each restarted server serves one request a slot and is emptied before the load (the fresh server's
 #   one ~0.9-s stall, session 28, out of the load)
 #   BYTES=1 with fresh|used: the random model's byte tokens allowed on the real side (predict-check bans them by default:

@@ -200,21 +200,28 @@ const figures = (r: BenchRun): Figures & { prefill_p50?: number; prefill_p90?: n
 }
 
 /** An earlier table's rows: each load's cells held at its start and its measured figures (the real side). */
-function readTable(path: string): { rows: Map<string, { kv: number; measured: Figures }>; capacity: number } {
+function readTable(path: string): {
+  rows: Map<string, { kv: number; measured: Figures }>
+  capacity: number
+  capacityKv: number
+} {
   const rows = new Map<string, { kv: number; measured: Figures }>()
   let capacity = Number.NaN
+  let capacityKv = Number.NaN
   for (const line of readFileSync(path, 'utf8').split('\n')) {
     const cells = line.split('|').map((c) => c.trim())
     const name = cells[1] ?? ''
     const real = (i: number): number => Number.parseFloat(cells[i] ?? '')
-    if (name.startsWith('capacity')) capacity = real(3)
-    else if (/^(users|poisson)-/u.test(name))
+    if (name.startsWith('capacity')) {
+      capacity = real(3)
+      capacityKv = Number.parseFloat(cells[2] ?? '')
+    } else if (/^(users|poisson)-/u.test(name))
       rows.set(name, {
         kv: Number(cells[2]),
         measured: { ttft_p50: real(3), ttft_p90: real(4), tpot_p50: real(5), tpot_p90: real(6) },
       })
   }
-  return { rows, capacity }
+  return { rows, capacity, capacityKv }
 }
 const earlier = measuredTable === undefined ? undefined : readTable(measuredTable)
 
@@ -282,8 +289,15 @@ let searched: { capacity: number; kv: number } | undefined
 
 async function capacity(): Promise<{ measured: number; predicted: number; kv: number }> {
   if (state === 'fresh' && earlier === undefined && searched === undefined) await startServer()
-  // an earlier table's capacity search started where its last row left the server
-  const kv = earlier !== undefined ? ([...earlier.rows.values()].at(-1)?.kv ?? 0) : (searched?.kv ?? (await held()))
+  // an earlier table's capacity search started where its capacity row says (a RATE_BASE=search call's ONLY=rows table
+  // gives the cells its search began at, so that the simulator's search runs here, off the GPU's time), else where its
+  // last row left the server
+  const kv =
+    earlier !== undefined
+      ? Number.isFinite(earlier.capacityKv)
+        ? earlier.capacityKv
+        : ([...earlier.rows.values()].at(-1)?.kv ?? 0)
+      : (searched?.kv ?? (await held()))
   const sim =
     usedSim ?? (await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)]))
   try {
