@@ -104,3 +104,37 @@ test('a streams-only step reads between the decode table and the interleaved one
   const prefillOnly = sortedStepTable({ prefill, decode, prefillInterleaved: prefill })
   expect(decodeStepMs(prefillOnly, 2, 18_000, 1)).toBeCloseTo(5.66, 9)
 })
+
+test('past the runs rows’ fullest point the layouts differ by what they differed there, not by a climb only one measured', () => {
+  // as the H200 calibrated 16 streams (session 40): the interleaved row probed to 28k cells, the runs row to 20k
+  const table = sortedStepTable({
+    prefill,
+    decode: [
+      {
+        size: 16,
+        points: [
+          [14_000, 9],
+          [20_000, 12],
+        ],
+      },
+    ],
+    decodeInterleaved: [
+      {
+        size: 16,
+        points: [
+          [14_000, 9.5],
+          [20_000, 12.5],
+          [28_000, 16.5],
+        ],
+      },
+    ],
+  })
+  // where both measured: between them by the share
+  expect(decodeStepMs(table, 16, 17_000, 1)).toBeCloseTo(11, 9)
+  expect(decodeStepMs(table, 16, 17_000, 0.5)).toBeCloseTo(10.75, 9)
+  // past the runs row's reach: its held 12 ms and the 0.5 the layouts differed at 20k, not the interleaved row's 14.5
+  expect(decodeStepMs(table, 16, 24_000, 1)).toBeCloseTo(12.5, 9)
+  expect(decodeStepMs(table, 16, 40_000, 0.5)).toBeCloseTo(12.25, 9)
+  // all in runs: the runs row, held
+  expect(decodeStepMs(table, 16, 24_000, 0)).toBeCloseTo(12, 9)
+})
