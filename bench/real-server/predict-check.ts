@@ -423,6 +423,18 @@ try {
     }),
     `| capacity at client_ttft.p90<${SLO.client_ttft.p90}, tpot.p90<${SLO.tpot.p90} | ${cap.kv} | ${cap.measured} / ${cap.predicted} req/s (${pct(cap.predicted, cap.measured)}) | | | | |`,
   ]
+  // the score the notes quote: figures within 10 % of the measured, and the mean |error| by figure
+  const keys = ['ttft_p50', 'ttft_p90', 'tpot_p50', 'tpot_p90'] as const
+  const errors = (k: keyof Figures): number[] =>
+    rows.map((r) => Math.abs((r.predicted[k] - r.measured[k]) / r.measured[k]) * 100).filter(Number.isFinite)
+  const within = keys.map((k) => errors(k).filter((e) => e <= 10).length)
+  const mean = (v: number[]): string => (v.length === 0 ? '-' : (v.reduce((a, b) => a + b, 0) / v.length).toFixed(1))
+  lines.push(
+    '',
+    `within 10 %: ${within.reduce((a, b) => a + b, 0)} of ${rows.length * keys.length} figures ` +
+      `(${keys.map((k, i) => `${k} ${within[i]}`).join(', ')}); mean |error| ` +
+      `${keys.map((k) => `${k} ${mean(errors(k))} %`).join(', ')}`,
+  )
   console.log(lines.join('\n'))
   writeFileSync(join(outDir, `${state}-table.md`), `${lines.join('\n')}\n`)
   writeFileSync(join(outDir, `${state}-rows.json`), JSON.stringify({ capacity: cap, rateBase: base, rows }, null, 2))

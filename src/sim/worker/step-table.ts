@@ -83,7 +83,7 @@ export function decodeStepMs(table: StepTable, streams: number, cells: number, i
 
 /**
  * The runs rows' time, moved toward the interleaved rows' by the share of interleaved cells: by the two layouts'
- * difference where both were measured, held at the fuller of the two's reach past it. Calibrate probes the interleaved
+ * difference where both were measured, held past the fullest occupancy both reached. Calibrate probes the interleaved
  * decode rows at more cells than the runs rows (the H200's 16 streams: 27.8k against 19.9k), and a row is held at its
  * fullest point past it: read at 24.5k cells the interleaved row's climb to 27.8k against the runs row held at 19.9k
  * was an occupancy's cost read as the layout's, and put 16 closed-loop users' TPOT p50 on a fresh server +38 % (16.3 ms
