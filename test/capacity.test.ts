@@ -44,9 +44,10 @@ test('the search brackets a stand-in server’s known breaking point (33 req/s) 
       expect(result.limitingObjective).toBe('client_ttft p90')
       // 50-odd requests a step cannot show a success rate ≥ 0.99 with 95 % confidence: the steps say so
       expect(result.decidedWithConfidence).toBe(false)
-      expect(
-        result.steps.find((s) => s.rate === 30)?.objectives.map((o) => [o.objective, o.verdict, o.confident]),
-      ).toEqual([
+      // the steps judged: a step the client could not send at its pace (a busy machine) is invalid, judges nothing and
+      // is sent again (a clean-clone CI's step at 30 req/s was, once)
+      const judged = result.steps.filter((s) => s.decision !== 'invalid')
+      expect(judged.find((s) => s.rate === 30)?.objectives.map((o) => [o.objective, o.verdict, o.confident])).toEqual([
         ['client_ttft p90', 'pass', true],
         ['success_rate min', 'pass', false],
       ])
@@ -55,13 +56,13 @@ test('the search brackets a stand-in server’s known breaking point (33 req/s) 
       expect(result.confirmation).toMatchObject({ phase: 'confirm', fraction: 0.9, holds: true, durationS: 4 })
       expect(existsSync(join(result.confirmation?.dir as string, 'summary.json'))).toBe(true)
       // grown by doubling from 5 until a failure, then bisected (on a quiet machine: 30 ✓, 35 ✗, 32.5 ✓, 33.75 ✗)
-      expect(result.steps.slice(0, 4).map((s) => [s.phase, s.rate, s.decision])).toEqual([
+      expect(judged.slice(0, 4).map((s) => [s.phase, s.rate, s.decision])).toEqual([
         ['grow', 5, 'pass'],
         ['grow', 10, 'pass'],
         ['grow', 20, 'pass'],
         ['grow', 40, 'fail'],
       ])
-      expect(result.steps.slice(4).every((s) => s.phase === 'bisect' || s.phase === 'repeat')).toBe(true)
+      expect(judged.slice(4).every((s) => s.phase === 'bisect' || s.phase === 'repeat')).toBe(true)
       // the slowest step is lengthened so p90 has its samples after the ramp; each step has its folder
       expect(result.steps[0]?.durationS).toBeGreaterThan(2)
       for (const s of result.steps) expect(existsSync(join(s.dir, 'requests.csv'))).toBe(true)
