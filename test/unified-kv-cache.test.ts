@@ -285,10 +285,12 @@ test('a prompt, and a stream, on cells streams interleaved cost the interleaved 
   const streamLatency = async (): Promise<number> =>
     (((await one(4, 41)).summary.metrics.total_latency?.p50 as number) - (80 + (80 * 3) / 2047)) / 40
   try {
-    // every slot's prompt placed whole (one batch: 8 × 256 in four physical batches), then one prompt of L
+    // every slot's prompt placed whole (one batch: 8 × 256 in four physical batches), then prompts of L
     await fill(256, 1)
-    const inRuns = await prompt()
-    // slot 1's 257 cells freed, the stream's 45 placed where they were: one run among runs
+    // the least of three (each in the next least recently used slot, its cells a run among runs, the cost the same):
+    // a step only runs late, never early, and a clean-clone CI read one prompt 1.39× its step on a busy machine
+    const inRuns = Math.min(await prompt(), await prompt(), await prompt())
+    // slot 3's 257 cells freed, the stream's 45 placed where they were: one run among runs
     const streamInRuns = await streamLatency()
     // every slot's stream decoding at once, a cell of each a step, then the same prompt
     await fill(4, 250)
