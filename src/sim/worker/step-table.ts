@@ -38,14 +38,22 @@ export interface StepRow {
  */
 export function tableStepMs(sorted: readonly StepRow[], size: number, cells: number): number {
   if (sorted.length === 0) return 0
-  const first = sorted[0] as StepRow
-  if (size <= first.size || sorted.length === 1) return atCells(first, cells)
-  let i = sorted.findIndex((r) => r.size >= size)
-  // past the largest row: along the last segment, as a longer batch costs per token what the last ones did
-  if (i < 0) i = sorted.length - 1
-  const lo = sorted[i - 1] as StepRow
+  const i = upperRow(sorted, size)
   const hi = sorted[i] as StepRow
+  if (i === 0) return atCells(hi, cells)
+  const lo = sorted[i - 1] as StepRow
   return Math.max(0, lerp(lo.size, atCells(lo, cells), hi.size, atCells(hi, cells), size))
+}
+
+/**
+ * The row `size` is read toward, the one below it read from (none: 0, the first row alone). Past the largest row: the
+ * last, along the last segment, as a longer batch costs per token what the last ones did.
+ */
+function upperRow(sorted: readonly StepRow[], size: number): number {
+  const first = sorted[0]
+  if (first === undefined || size <= first.size || sorted.length === 1) return 0
+  const i = sorted.findIndex((r) => r.size >= size)
+  return i < 0 ? sorted.length - 1 : i
 }
 
 function atCells(row: StepRow, cells: number): number {
@@ -107,12 +115,9 @@ function betweenLayouts(
 /** The fullest occupancy both rows that tableStepMs reads for `size` measured (past it, they are held). */
 function reach(sorted: readonly StepRow[], size: number): number {
   const fullest = (row: StepRow | undefined): number => row?.points.at(-1)?.[0] ?? Number.POSITIVE_INFINITY
-  const first = sorted[0]
-  if (first === undefined || size <= first.size || sorted.length === 1) return fullest(first)
-  let i = sorted.findIndex((r) => r.size >= size)
-  if (i < 0) i = sorted.length - 1
+  const i = upperRow(sorted, size)
   // a size a row was measured at reads that row alone
-  if (sorted[i]?.size === size) return fullest(sorted[i])
+  if (i === 0 || sorted[i]?.size === size) return fullest(sorted[i])
   return Math.min(fullest(sorted[i - 1]), fullest(sorted[i]))
 }
 
