@@ -6,8 +6,8 @@ import { stripVTControlCharacters } from 'node:util'
 import { execa } from 'execa'
 import { expect, test } from 'vitest'
 
-// A perf project whose test's run is always invalid (its own limits: no dispatch lag and no event-loop delay at all), run as a user runs it,
-// once for each answer perfProject({ invalidRuns }) can give.
+// A perf project whose test's run is always invalid (its own limits: no dispatch lag and no event-loop delay at all),
+// run as a user runs it, once for each answer perfProject({ invalidRuns }) can give.
 const project = fileURLToPath(new URL('./fixtures/invalid-project', import.meta.url))
 const vitest = fileURLToPath(new URL('../node_modules/vitest/vitest.mjs', import.meta.url))
 const perf = (invalidRuns: string, artifacts: string) =>

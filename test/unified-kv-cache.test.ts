@@ -277,13 +277,15 @@ test('a prompt, and a stream, on cells streams interleaved cost the interleaved 
       outDir: tmp(),
     })
   const prompt = async (): Promise<number> => (await one(L, 1)).summary.metrics.ttft?.p50 as number
+  // a prompt step of this many tokens on cells in runs: the prefill rows' line from 80 ms (1 token) to 160 (2,048)
+  const runsPrefillMs = (tokens: number): number => 80 + (80 * (tokens - 1)) / 2047
   // a stream's steps: a 4-token prompt in the least recently used slot, then 40 tokens decoded alone
   const stream = async (): Promise<number> => (await one(4, 41)).summary.metrics.tpot?.p50 as number
   // the same stream's steps in runs from its whole latency less its prompt's step (the runs table's, 4 tokens): a first
   // token that reached the client late on a busy machine shortens the TPOT the client reads, its later tokens on time
   // (7.59 ms on a clean-clone CI for 8), and leaves the whole latency as it was: the timeline never runs ahead
   const streamLatency = async (): Promise<number> =>
-    (((await one(4, 41)).summary.metrics.total_latency?.p50 as number) - (80 + (80 * 3) / 2047)) / 40
+    (((await one(4, 41)).summary.metrics.total_latency?.p50 as number) - runsPrefillMs(4)) / 40
   try {
     // every slot's prompt placed whole (one batch: 8 × 256 in four physical batches), then prompts of L
     await fill(256, 1)
@@ -303,7 +305,7 @@ test('a prompt, and a stream, on cells streams interleaved cost the interleaved 
     cells.free(0)
     cells.placeStep([[0, L]])
     const share = cells.interleaving
-    const runsMs = 80 + (80 * (L - 1)) / 2047
+    const runsMs = runsPrefillMs(L)
     const mixedMs = 240 + (240 * (L - 1)) / 2047
     expect(share).toBeGreaterThan(0.6)
     expect(inRuns / runsMs).toBeGreaterThan(0.95)

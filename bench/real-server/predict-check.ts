@@ -125,7 +125,8 @@ const common = (dir: string): BenchOptions => ({
 // 128 tokens in 23-56 chunks. The simulator's every token is text: the real side is held to the same. Sessions 23-29
 // asked for it (VISIBLE=1); 34-40 ran without, and session 40's used Poisson rows read a first token 75-110 ms (p90)
 // after the server's own prefill where a banned one comes 5.6 ms after it (a random 2,048-wide model on a CPU
-// llama-server here: 29.8 ms p90 allowed): the rows' "held" column says how many answers came in fewer chunks than tokens
+// llama-server here: 29.8 ms p90 allowed): the rows' "held" column says how many answers came in fewer chunks than
+// tokens
 const keepBytes = process.env['BYTES'] === '1'
 if (process.env['VISIBLE'] !== undefined)
   throw new Error('VISIBLE is the default now (the byte tokens banned); BYTES=1 keeps them')
@@ -279,6 +280,12 @@ async function point(name: string, load: Partial<BenchOptions>, seed: number) {
 }
 
 const CAPACITY_SEARCH = { min: 1, max: 16, stepDurationS: 12, precision: 0.1, confirm: false as const }
+/** The real server's capacity at the SLO, searched from the state it is in. */
+const searchReal = () =>
+  findCapacity(
+    { url },
+    { ...common(join(outDir, `${state}-capacity-real`)), ...realBody, slo: SLO, search: CAPACITY_SEARCH },
+  )
 /**
  * The real server's capacity where RATE_BASE=search found it before the rows (its search is not run again), and the
  * cells it held as that search began: the simulator's search starts from them, not from where the rows left the
@@ -306,10 +313,7 @@ async function capacity(): Promise<{ measured: number; predicted: number; kv: nu
         ? { capacity: earlier.capacity }
         : searched !== undefined
           ? { capacity: searched.capacity }
-          : findCapacity(
-              { url },
-              { ...common(join(outDir, `${state}-capacity-real`)), ...realBody, slo: SLO, search: CAPACITY_SEARCH },
-            ),
+          : searchReal(),
       findCapacity(
         { url: sim.url },
         { ...common(join(outDir, `${state}-capacity-sim`)), slo: SLO, search: CAPACITY_SEARCH },
@@ -355,10 +359,7 @@ async function rateBase(): Promise<number> {
     await benchRequests({ url }, { ...settle('base-settle'), ...realBody })
   }
   const kv = await held()
-  const found = await findCapacity(
-    { url },
-    { ...common(join(outDir, `${state}-capacity-real`)), ...realBody, slo: SLO, search: CAPACITY_SEARCH },
-  )
+  const found = await searchReal()
   searched = { capacity: found.capacity, kv }
   console.log(
     `${state}: the real server carries ${found.capacity} req/s at the SLO; the Poisson rows are its fractions`,
