@@ -236,6 +236,25 @@ const TABLE_LENGTHS = [32, 128, 256, 512, 1024, 2048]
 // cheaper than two (H100, 0.8 B, as found: 1 stream 3.1 ms a step, 2 streams 6.1, 4 streams 5.3) and a line from
 // 1 to 4 read 2-3 streams 40 % fast
 const TABLE_STREAMS = [1, 2, 4, 16, 64]
+
+/**
+ * The order the streams' rows are probed in at an occupancy (llama.cpp): each probe's requests take the least recently
+ * used slots and empty them, so a row probed after another meets the cells it left. Probed smallest first, the 1-, 2-
+ * and 4-stream rows (7, 7 and 3 rounds) emptied 33 of 64 slots before 16 streams ran: on the H200 (session 41) the
+ * 16-stream row's fullest point was 19.9k cells after a fill of 65k, and a row is held past its fullest point, where
+ * loads of 16-40 streams step on ~24.5k (the capacity +33 % there). So the largest row short of every slot goes first,
+ * the rest after it from the smallest, and the row of every slot (it empties them all) last.
+ */
+export function streamsProbeOrder(maxRunning: number): number[] {
+  const rows = TABLE_STREAMS.filter((c) => c <= maxRunning)
+  const partial = rows.filter((c) => c < maxRunning)
+  const first = partial.at(-1)
+  return [
+    ...(first === undefined ? [] : [first]),
+    ...partial.filter((c) => c !== first),
+    ...rows.filter((c) => c === maxRunning),
+  ]
+}
 /**
  * The prompts of the interleaved fill (llama.cpp): its streams then decode the rest of each slot's tokens side by side,
  * so all but these lie a cell of each slot a step. On the H200 (session 33) a 2,048-token prompt over 18k cells took
@@ -503,7 +522,7 @@ async function calibrate(
       opts.onProbe?.(`every slot used (${maxRunning} × ${fillLen}-token prompts): ${await kv()} KV cells held`)
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, state)
       await slotChoiceProbe(state)
-      for (const c of TABLE_STREAMS.filter((x) => x <= maxRunning)) await decodeProbe(c, DECODE_PROMPT, state)
+      for (const c of streamsProbeOrder(maxRunning)) await decodeProbe(c, DECODE_PROMPT, state)
       // the same occupancy laid as a load lays it: every slot's stream decoding at once, a cell of each a step
       const interleaved = `${state}, interleaved`
       const mixed = await probe(`fill-${slug(interleaved)}`, {
@@ -523,8 +542,7 @@ async function calibrate(
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, interleaved, true)
       // and the streams' steps there: a load's streams decode among cells that streams laid side by side, where the
       // runs rows' lie whole (session 33's layouts probe at ~18k cells: one stream +7 to +11 %, two +5 to +20 %)
-      for (const c of TABLE_STREAMS.filter((x) => x <= maxRunning))
-        await decodeProbe(c, DECODE_PROMPT, interleaved, true)
+      for (const c of streamsProbeOrder(maxRunning)) await decodeProbe(c, DECODE_PROMPT, interleaved, true)
     }
   }
   // what choosing a slot costs (llama.cpp compares a prompt left to it with every idle slot's cache): the same
