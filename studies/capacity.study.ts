@@ -1,12 +1,17 @@
 import { expect } from 'vitest'
 import { test } from 'vitest-llm-perf'
+import { validateCapacityOptions } from '../src/capacity/capacity-options.ts'
+import { judgeStep, overall } from '../src/capacity/step-verdict.ts'
 import { server, workload } from './small-worker.ts'
 
 // Capacity checked against physics, not just found. The simulator is time-scale invariant: at --speed 8 the same
 // seeded workload at twice the rate of --speed 4, judged by half the latency limit over half the step length, is the same
 // system in half the time, so the search must find exactly twice the capacity. Two workers behind round_robin
 // each see half the arrivals, and more regular ones (Erlang-2 gaps), so they sustain a little over twice one
-// worker. And a found capacity C must hold when run again at C, and break at 1.25 C.
+// worker. And a found capacity C must hold when run again at C, and break at 1.25 C — judged as the search judges a
+// step: C is the highest rate whose steps' intervals did not lie wholly past the limit, so run again it may read a
+// p90 a hair over it (a clean-clone CI: the search's own two runs at 37 req/s read 254.5 and 237.0 ms against 250, the
+// run again 252.8) but not confidently over.
 //
 // A worker with --max-running-requests 4 saturates near 9 requests/s at speed 1 (64-token answers at ~6.5 ms a
 // decode step): ~36 at speed 4, ~72 for two or at speed 8, far below what the simulator's own CPU can serve on a 2-core
@@ -45,7 +50,8 @@ test('capacity: ×2 from --speed 4 to 8 exactly, ~×2 with two workers behind ro
       sim: { speed },
       ...(workers > 1 ? { router: { policy: 'round_robin' } } : {}),
     })
-    const result = await findCapacity(topo, { ...workload, name, slo: slo(speed), search: search(speed, workers) })
+    const options = { ...workload, name, slo: slo(speed), search: search(speed, workers) }
+    const result = await findCapacity(topo, options)
     expect(result.complete, result.ended).toBe(true)
     expect(result.capacity).toBeGreaterThan(0)
     found[name] = result.capacity
@@ -53,7 +59,9 @@ test('capacity: ×2 from --speed 4 to 8 exactly, ~×2 with two workers behind ro
       const c = result.capacity
       const requests = result.steps.find((s) => s.rate === c)?.requests ?? Math.ceil(c * 1.5)
       const atC = await benchRequests(topo, { ...workload, name: `again at C = ${c} req/s`, rate: c, requests })
-      expect(atC).toMeetSlo(slo(speed))
+      const { objectives, search: resolved } = validateCapacityOptions(options)
+      const judged = judgeStep([atC], objectives, { rampS: resolved.rampS, confidence: resolved.confidence })
+      expect(overall(judged), JSON.stringify(judged)).not.toBe('fail')
       const above = await benchRequests(topo, {
         ...workload,
         name: `at 1.25 C = ${1.25 * c} req/s`,
