@@ -95,6 +95,8 @@ export interface CalibratedProfile {
         points: Array<{
           concurrency: number
           context_tokens: number
+          /** The probe's prompt (absent in profiles before session 41: the context less half the 128-token output). */
+          prompt_tokens?: number
           tpot_ms: number
           step_ms: number
           kv_cells?: number
@@ -165,6 +167,23 @@ const LLAMACPP_BATCH = 2048
 /** Each decode probe's output: long enough that its users' prefills are a small share of their decode time. */
 const DECODE_OUTPUT = 128
 const DECODE_PROMPT = 128
+
+/**
+ * The output of the every-slot streams' probe at an occupancy (llama.cpp): that probe takes every slot, so its cells
+ * are its own, 64 × (128 + 128) ≤ 16k whatever the fill, and the row was held from there where loads of 32-64 streams
+ * step on ~24.5k cells and more (the H200's 32 users: TPOT p50 22.7 ms, the simulator 19.5, session 41). Decoding as
+ * many tokens as the fill held less the prompt, its steps run over the fill's occupancy: the mean step is the step at
+ * the probe's middle (64 × (128 + 448) ≈ 37k cells at the 1,024-token fill), and the other users' prefills are a
+ * seventh as large a share of its TPOT. ~35 s more GPU time at the two fullest fills, ~15 s of it back from the
+ * interleaved pass, which no longer probes that row (it takes every slot: it steps on its own cells whatever the layout).
+ */
+export function everySlotOutput(fillLen: number): number {
+  return Math.max(DECODE_OUTPUT, fillLen - DECODE_PROMPT)
+}
+
+/** A decode point whose prompt is calibrate's short one: the long-prompt probes' TPOT holds other users' prefills. */
+const shortPrompt = (d: { context_tokens: number; prompt_tokens?: number }): boolean =>
+  (d.prompt_tokens ?? d.context_tokens - DECODE_OUTPUT / 2) <= DECODE_PROMPT
 /** The largest limit a server can state and be believed: more slots or tokens than any machine holds is an error. */
 const MAX_LIMIT: Record<string, number> = {
   maxRunningRequests: 100_000,
@@ -522,7 +541,9 @@ async function calibrate(
       opts.onProbe?.(`every slot used (${maxRunning} × ${fillLen}-token prompts): ${await kv()} KV cells held`)
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, state)
       await slotChoiceProbe(state)
-      for (const c of streamsProbeOrder(maxRunning)) await decodeProbe(c, DECODE_PROMPT, state)
+      // the every-slot row decodes over the fill's occupancy (everySlotOutput), the others as long as ever
+      for (const c of streamsProbeOrder(maxRunning))
+        await decodeProbe(c, DECODE_PROMPT, state, false, c === maxRunning ? everySlotOutput(fillLen) : DECODE_OUTPUT)
       // the same occupancy laid as a load lays it: every slot's stream decoding at once, a cell of each a step
       const interleaved = `${state}, interleaved`
       const mixed = await probe(`fill-${slug(interleaved)}`, {
@@ -541,8 +562,11 @@ async function calibrate(
       )
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, interleaved, true)
       // and the streams' steps there: a load's streams decode among cells that streams laid side by side, where the
-      // runs rows' lie whole (session 33's layouts probe at ~18k cells: one stream +7 to +11 %, two +5 to +20 %)
-      for (const c of streamsProbeOrder(maxRunning)) await decodeProbe(c, DECODE_PROMPT, interleaved, true)
+      // runs rows' lie whole (session 33's layouts probe at ~18k cells: one stream +7 to +11 %, two +5 to +20 %). Not
+      // the every-slot row: it takes every slot, so it steps on its own cells whatever the layout it found (and, all at
+      // one occupancy, it was dropped from the table), ~30 s of GPU time at the fullest fill
+      for (const c of streamsProbeOrder(maxRunning).filter((n) => n !== maxRunning))
+        await decodeProbe(c, DECODE_PROMPT, interleaved, true)
     }
   }
   // what choosing a slot costs (llama.cpp compares a prompt left to it with every idle slot's cache): the same
@@ -640,7 +664,13 @@ async function calibrate(
   )
   const [prefillBase, prefillPerToken, prefillPerTokenCtx] = pf.coef as [number, number, number]
 
-  async function decodeProbe(c: number, prompt: number, state: string, interleaved = false): Promise<void> {
+  async function decodeProbe(
+    c: number,
+    prompt: number,
+    state: string,
+    interleaved = false,
+    output = DECODE_OUTPUT,
+  ): Promise<void> {
     const found = state === 'as found'
     // rounds of c requests, the users starting each together: one round's TPOT at 2 and 4 streams read 5.6 ms and
     // then 8.0 at the same 16k cells held (H100, load-steps-probe.py), and a table row from one round put the used
@@ -658,7 +688,7 @@ async function calibrate(
       probe(`decode-c${c}-p${prompt}${found ? '' : `-${slug(state)}`}`, {
         users: c,
         requests: c * rounds,
-        dataset: { kind: 'random', inputLen: prompt, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
+        dataset: { kind: 'random', inputLen: prompt, outputLen: output, rangeRatio: 1 },
       }),
     )
     ok(run, `decode c=${c}`)
@@ -670,17 +700,18 @@ async function calibrate(
         ? undefined
         : found
           ? Math.round((before + after) / 2)
-          : Math.max(0, Math.round(after + ((before - after) * (rounds - middle)) / rounds - (c * DECODE_OUTPUT) / 2))
+          : Math.max(0, Math.round(after + ((before - after) * (rounds - middle)) / rounds - (c * output) / 2))
     const tpot = run.summary.metrics.tpot?.p50
     if (tpot === undefined)
       throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe decode c=${c}: no TPOT was measured`)
     // the users start together with prompts and outputs of one length: their prefills batch before their decode
     // and they finish together, so each TPOT is decode steps only (no other user's prefill inside it)
     const step = tpot
-    const context = prompt + DECODE_OUTPUT / 2
+    const context = prompt + output / 2
     decode.push({
       concurrency: c,
       context_tokens: context,
+      prompt_tokens: prompt,
       tpot_ms: tpot,
       step_ms: step,
       ...(kv_cells === undefined ? {} : { kv_cells, state }),
@@ -784,7 +815,7 @@ export function fitUnifiedKv(prefill: Points['prefill']['points'], decode: Point
     prefill.map((p) => [1, p.prompt_tokens, p.kv_cells ?? 0, p.prompt_tokens * (p.kv_cells ?? 0)]),
     prefill.map((p) => Math.max(1e-3, p.ttft_ms - p.overhead_ms)),
   )
-  const short = decode.filter((d) => d.context_tokens <= DECODE_PROMPT + DECODE_OUTPUT)
+  const short = decode.filter(shortPrompt)
   const decodeFit = fitRelative(
     short.map((d) => [1, d.concurrency, d.kv_cells ?? 0, d.concurrency * (d.kv_cells ?? 0)]),
     short.map((d) => d.step_ms),
@@ -849,7 +880,7 @@ export function stepTable(prefill: Points['prefill']['points'], decode: Points['
   const decodeRows = (layout: 'interleaved' | undefined) =>
     rows(
       layout === undefined ? 'decode' : 'decodeInterleaved',
-      decode.filter((d) => d.layout === layout && d.context_tokens <= DECODE_PROMPT + DECODE_OUTPUT),
+      decode.filter((d) => d.layout === layout && shortPrompt(d)),
       (d) => d.concurrency,
       (d) => (d.kv_cells === undefined ? undefined : [d.kv_cells, d.step_ms]),
     )
