@@ -171,8 +171,12 @@ test('a freeze across a request’s last step is counted once: neither lost when
   await using node = await launchTopology('frozen-end', { workers: 1, sim: { speed: 0.05 } }, { logDir: outDir() })
   const worker = node.workers[0]
   const behind = (): Promise<number> => fellBehindS(worker?.url as string)
-  // before the engine and the process's timer shared one account: 0 s in 2 of 12 tries, 1.16 s in 2
-  for (let k = 0; k < 4; k++) {
+  // before the engine and the process's timer shared one account: 0 s in 2 of 12 tries, 1.16 s in 2. A try whose
+  // freeze missed the step is not judged: on a busy clean-clone CI the first token reached this client more than the
+  // step's 128 ms late, the freeze found the engine idle and 0.022 s were lost. The answer says which it was: its
+  // e2e_latency holds the freeze only where the last token was sent after it
+  let judged = 0
+  for (let k = 0; k < 6 && judged < 3; k++) {
     const before = await behind()
     const res = await fetch(`${worker?.url}/generate`, {
       method: 'POST',
@@ -183,16 +187,26 @@ test('a freeze across a request’s last step is counted once: neither lost when
       }),
     })
     let frozen = false
-    for await (const _ of res.body as unknown as AsyncIterable<Uint8Array>) {
+    let text = ''
+    const decoder = new TextDecoder()
+    for await (const bytes of res.body as unknown as AsyncIterable<Uint8Array>) {
+      text += decoder.decode(bytes, { stream: true })
       if (frozen) continue
       frozen = true
       await freeze(worker?.pid as number, 1000)
     }
+    const e2e = Number(/"e2e_latency":\s*([\d.e+-]+)/u.exec(text)?.[1])
+    expect(e2e, text).toBeGreaterThan(0)
+    // the step had ended before the freeze (an idle engine's freeze is the test above; it costs this one ~0.02 s)
+    if (e2e < 0.9) continue
+    judged++
     // the freeze less what was left of the step and the engine's 20 ms of catch-up: 0.85–0.98 s, once
     const lost = (await caughtUp(worker?.url as string, before, 0.75)) - before
     expect(lost).toBeGreaterThan(0.75)
     expect(lost).toBeLessThan(1.1)
   }
+  // at least one freeze inside the step, whatever the machine did to this client
+  expect(judged).toBeGreaterThan(0)
 })
 
 test('a TPOT breach shows what explains per-token latency: decode time, tokens, the longest gap, requests in flight, the worker’s running requests', async () => {
