@@ -409,9 +409,14 @@ try {
       ? { measured: searched?.capacity ?? Number.NaN, predicted: Number.NaN, kv: searched?.kv ?? Number.NaN }
       : await capacity()
   // a side not searched (ONLY=rows) is unknown: a dash, never NaN
-  const rate = (v: number): string => (Number.isFinite(v) ? String(v) : '–')
+  const orDash = (v: number): string => (Number.isFinite(v) ? String(v) : '–')
+  const slo = `client_ttft.p90<${SLO.client_ttft.p90} tpot.p90<${SLO.tpot.p90}`
+  const predicted = Number.isFinite(cap.predicted)
+    ? `${cap.predicted} predicted`
+    : 'the simulator not searched (ONLY=rows: MEASURED=TABLE ONLY=capacity searches it)'
   console.log(
-    `${state}: capacity at client_ttft.p90<${SLO.client_ttft.p90} tpot.p90<${SLO.tpot.p90}: ${rate(cap.measured)} req/s measured, ${Number.isFinite(cap.predicted) ? `${cap.predicted} predicted` : 'the simulator not searched (ONLY=rows: MEASURED=TABLE ONLY=capacity searches it)'} (from ${rate(cap.kv)} cells held)`,
+    `${state}: capacity at ${slo}: ${orDash(cap.measured)} req/s measured, ${predicted} ` +
+      `(from ${orDash(cap.kv)} cells held)`,
   )
   const pct = (p: number, m: number): string =>
     Number.isFinite(p) && Number.isFinite(m) ? `${p >= m ? '+' : ''}${(((p - m) / m) * 100).toFixed(0)} %` : '–'
@@ -425,7 +430,8 @@ try {
       const held = 'held' in r && r.held !== undefined ? `${(r.held * 100).toFixed(0)} %` : ''
       return `| ${r.name} | ${r.kv} | ${cell('ttft_p50')} | ${cell('ttft_p90')} | ${cell('tpot_p50')} | ${cell('tpot_p90')} | ${held} |`
     }),
-    `| capacity at client_ttft.p90<${SLO.client_ttft.p90}, tpot.p90<${SLO.tpot.p90} | ${rate(cap.kv)} | ${rate(cap.measured)} / ${rate(cap.predicted)} req/s (${pct(cap.predicted, cap.measured)}) | | | | |`,
+    `| capacity at ${slo.replace(' ', ', ')} | ${orDash(cap.kv)} | ` +
+      `${orDash(cap.measured)} / ${orDash(cap.predicted)} req/s (${pct(cap.predicted, cap.measured)}) | | | | |`,
   ]
   // the score the notes quote: figures within 10 % of the measured, and the mean |error| by figure
   const keys = ['ttft_p50', 'ttft_p90', 'tpot_p50', 'tpot_p90'] as const

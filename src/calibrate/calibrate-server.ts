@@ -175,7 +175,8 @@ const DECODE_PROMPT = 128
  * many tokens as the fill held less the prompt, its steps run over the fill's occupancy: the mean step is the step at
  * the probe's middle (64 × (128 + 448) ≈ 37k cells at the 1,024-token fill), and the other users' prefills are a
  * seventh as large a share of its TPOT. ~35 s more GPU time at the two fullest fills, ~15 s of it back from the
- * interleaved pass, which no longer probes that row (it takes every slot: it steps on its own cells whatever the layout).
+ * interleaved pass, which no longer probes that row (it takes every slot: it steps on its own cells whatever the
+ * layout).
  */
 export function everySlotOutput(fillLen: number): number {
   return Math.max(DECODE_OUTPUT, fillLen - DECODE_PROMPT)
