@@ -57,9 +57,17 @@ export class GenerateEventReader {
     }
     let at = 0
     for (;;) {
-      const end = buf.indexOf('\n\n', at)
+      // one scan a single-line event (the usual one): its first newline is the blank line's start
+      const lf = buf.indexOf(LF, at)
+      if (lf < 0 || lf + 1 >= buf.length) break
+      if (buf[lf + 1] === LF) {
+        this.#line(buf, at, lf)
+        at = lf + 2
+        continue
+      }
+      const end = buf.indexOf('\n\n', lf)
       if (end < 0) break
-      this.#event(buf.subarray(at, end), buf.subarray(at, end + 2))
+      this.sink.other(buf.toString('utf8', at, end + 2))
       at = end + 2
     }
     if (at < buf.length) {
@@ -76,27 +84,32 @@ export class GenerateEventReader {
     }
   }
 
-  #event(event: Buffer, whole: Buffer): void {
-    if (event.length > this.maxLineBytes && event.indexOf(LF) < 0) {
+  /** One event of a single line: buf[start, end), the blank line after it. */
+  #line(buf: Buffer, start: number, end: number): void {
+    const length = end - start
+    if (length > this.maxLineBytes) {
       this.sink.tooLong()
       return
     }
-    if (event.equals(DONE_EVENT)) {
+    if (length === DONE_EVENT.length && buf.compare(DONE_EVENT, 0, length, start, end) === 0) {
       this.sink.done()
       return
     }
-    const meta = event.lastIndexOf(META_KEY)
+    // compared and searched in place: no Buffer view an event
+    const meta =
+      length > GENERATE_EVENT.length + META_KEY.length ? buf.lastIndexOf(META_KEY, end - META_KEY.length) : -1
     if (
-      meta > 0 &&
-      event.indexOf(LF) < 0 &&
-      event[event.length - 1] === CLOSE_BRACE &&
-      event.subarray(0, GENERATE_EVENT.length).equals(GENERATE_EVENT)
+      meta > start &&
+      buf[end - 1] === CLOSE_BRACE &&
+      buf.compare(GENERATE_EVENT, 0, GENERATE_EVENT.length, start, start + GENERATE_EVENT.length) === 0
     ) {
       // `{"text":""` is an empty text; the meta_info object runs to the event's last brace but one
-      const metaJson = event.toString('utf8', meta + META_KEY.length - 1, event.length - 1)
-      this.sink.generate(event[GENERATE_EVENT.length] !== QUOTE, metaJson, () => event.toString('utf8', 6))
+      const metaJson = buf.toString('utf8', meta + META_KEY.length - 1, end - 1)
+      this.sink.generate(buf[start + GENERATE_EVENT.length] !== QUOTE, metaJson, () =>
+        buf.toString('utf8', start + 6, end),
+      )
       return
     }
-    this.sink.other(whole.toString('utf8'))
+    this.sink.other(buf.toString('utf8', start, end + 2))
   }
 }

@@ -4,6 +4,7 @@ import { pipeline, type Readable, type Transform } from 'node:stream'
 import * as zlib from 'node:zlib'
 import { createParser, type ParseError } from 'eventsource-parser'
 import type { Dispatcher } from 'undici'
+import { onAbort } from '../common/on-abort.ts'
 import { redact } from '../common/redact.ts'
 import { WORKER_HEADER } from '../common/worker-header.ts'
 import { interpretPayload, PayloadError } from './chunk-interpreter.ts'
@@ -64,9 +65,10 @@ export async function sendRequest(
     ended ??= { type, message }
     local.abort(new Error(message))
   }
-  const onAbort = (): void => local.abort(ctx.signal?.reason)
+  const abortLocal = (): void => local.abort(ctx.signal?.reason)
+  let unlisten: (() => void) | undefined
   if (ctx.signal?.aborted) local.abort(ctx.signal.reason)
-  else ctx.signal?.addEventListener('abort', onAbort, { once: true })
+  else if (ctx.signal !== undefined) unlisten = onAbort(ctx.signal, abortLocal)
   const deadline = setTimeout(
     () => end('deadline', `no complete response within ${ctx.requestTimeoutMs} ms (requestTimeoutMs)`),
     ctx.requestTimeoutMs,
@@ -137,7 +139,7 @@ export async function sendRequest(
     obs.finishMs = ctx.nowMs()
     clearTimeout(deadline)
     clearTimeout(watchdog)
-    ctx.signal?.removeEventListener('abort', onAbort)
+    unlisten?.()
   }
 }
 
