@@ -57,13 +57,12 @@ function windows(held: number, n: number, perRequest = 1): number[] {
   return out
 }
 
-/** The TTFT p50 the model predicts for 5 one-token requests of L tokens sent one after another. */
-function predictedTtftP50(held: number): number {
-  const ttfts = windows(held, 5).map(
-    (cells) => (PROFILE.prefillBaseMs + PROFILE.prefillPerTokenMs * L + 2e-4 * L * cells) / SPEED,
-  )
-  return ttfts.sort((a, b) => a - b)[2] as number
-}
+/** The TTFT the model predicts for each of 5 one-token requests of L tokens sent one after another, in order. */
+const predictedTtfts = (held: number): number[] =>
+  windows(held, 5).map((cells) => (PROFILE.prefillBaseMs + PROFILE.prefillPerTokenMs * L + 2e-4 * L * cells) / SPEED)
+
+/** Their p50. */
+const predictedTtftP50 = (held: number): number => [...predictedTtfts(held)].sort((a, b) => a - b)[2] as number
 
 test('a used llama.cpp-like server is slower by what its idle slots hold: fresh and told-used simulators match the model, and runs record the state they met', async () => {
   const dir = tmp()
@@ -87,16 +86,30 @@ test('a used llama.cpp-like server is slower by what its idle slots hold: fresh 
     expect(a.summary.server_cache_state?.kv_cache_tokens).toBe(0)
     expect(b.summary.server_cache_state?.kv_cache_tokens).toBe(HELD)
     expect(b.summary.server_cache_state?.token_usage).toBeCloseTo(HELD / PROFILE.maxTotalTokens, 6)
-    // the server-side TTFT p50 against the model's prediction: ~17 ms fresh, ~209 ms used (12×). A fresh worker's
-    // first requests also pay for V8 compiling its code (+6 ms seen here, the same in both): the difference the
-    // held cells make is what the model predicts exactly
-    const ttft = (r: typeof a): number => r.summary.metrics.ttft?.p50 as number
-    const slower = ttft(b) - ttft(a)
+    // each request's server-side TTFT against the model's prediction for it: ~17 ms fresh, ~209 ms used (12×, p50). A
+    // fresh worker's first requests also pay for V8 compiling its code (+6 ms seen here, the same in both), and a step
+    // only ever runs late (a clean-clone CI's busy machine read the used run's p50 25 ms over): each run's least excess
+    // over the model is its overhead with no lateness in it, and the difference the held cells make, taken so, is what
+    // the model predicts
+    const ttfts = (r: typeof a): number[] =>
+      [...r.records]
+        .filter((x) => x.success)
+        .sort((x, y) => x.arrival_time - y.arrival_time)
+        .map((x) => (x.ttft as number) * 1000)
+    const excess = (r: typeof a, held: number): number => {
+      const model = predictedTtfts(held)
+      return Math.min(...ttfts(r).map((t, i) => t - (model[i] as number)))
+    }
+    expect(ttfts(a)).toHaveLength(5)
+    expect(ttfts(b)).toHaveLength(5)
     const predictedSlower = predictedTtftP50(HELD) - predictedTtftP50(0)
+    const slower = predictedSlower + excess(b, HELD) - excess(a, 0)
     expect(slower / predictedSlower).toBeGreaterThan(0.9)
     expect(slower / predictedSlower).toBeLessThan(1.1)
-    expect(ttft(b) / predictedTtftP50(HELD)).toBeGreaterThan(0.9)
-    expect(ttft(b) / predictedTtftP50(HELD)).toBeLessThan(1.15)
+    const model = predictedTtfts(HELD)
+    const leastRatio = Math.min(...ttfts(b).map((t, i) => t / (model[i] as number)))
+    expect(leastRatio).toBeGreaterThan(0.9)
+    expect(leastRatio).toBeLessThan(1.1)
     // compare says the two runs were not served alike, from the folders alone
     expect(cacheStateDifference(a.summary.server_cache_state, b.summary.server_cache_state)).toMatch(
       /started in different states: 0 tokens held .* \(A\) vs 30000 tokens held/u,
