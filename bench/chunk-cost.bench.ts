@@ -10,8 +10,11 @@ const here = (file: string): string => fileURLToPath(new URL(file, import.meta.u
 const RATE = 100
 const TOKENS = 128
 const REQUESTS = 1000
-/** Rounds of every client in turn; each figure is the median of its runs. */
-const ROUNDS = 3
+/**
+ * Rounds of every client in turn; each figure is the median of its runs. Five: on the 2-vCPU VM a round's ratio to the
+ * undici client moved 1.38-1.95×, and three rounds' median read 1.44-1.74× at one code (session 43).
+ */
+const ROUNDS = 5
 
 /** A fresh plain `node` run of `args`, printing `{ cpuUs, … }` on its last line: its CPU a chunk (µs). */
 async function cpuPerToken(args: string[]): Promise<number> {
