@@ -11,6 +11,7 @@ import { RecordTable } from '../src/record/record-table.ts'
 import { buildRecord } from '../src/record/request-record.ts'
 import { newObservation } from '../src/send/observation.ts'
 import type { BenchRun } from '../src/summarise/bench-run.ts'
+import { ANY_PACE_FLAGS } from './helpers/any-pace.ts'
 import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
@@ -160,11 +161,9 @@ test('goodput whose limit names a field the server never reported is unknown, no
     'pure_queue_time.p99<50',
     '--slo',
     'goodput>0.5',
-    // an invalid run would say "invalid" before "unjudgeable": beside other test files one was 65 ms late at its p99
-    '--max-dispatch-lag-ms',
-    'inf',
-    '--max-event-loop-delay-ms',
-    'inf',
+    // an invalid run would say "invalid" before "unjudgeable": beside other test files one was 65 ms late at its p99,
+    // and a clean-clone CI's load thread 92 % busy (> 90 %, maxReceiveBusy)
+    ...ANY_PACE_FLAGS,
   ])
   const summary = summaryOf(dir)
   expect(summary.goodput).toBeNull()

@@ -29,11 +29,14 @@ test('closed-loop users: never more than N in flight, and each later request sen
       expect(firsts).toHaveLength(4)
       // a user's next request is sent when its think time after one of the answers is over: 150 ms after a finish
       const finishes = rows.map((r) => r.finish_time as number)
+      // the timers' own lateness, as the run measured it (how late its 1-ms timer fired, at most): a clean-clone CI's
+      // busy machine sent one user's request 97 ms after its think time
+      const timerLateS = Math.max(0.05, ((run.summary.event_loop_delay_ms?.max ?? 0) + 10) / 1000)
       for (const r of rows.filter((x) => x.arrival_time > 0)) {
-        // never before an answer's think time is over; on time but for the timer's own lateness (a busy CI machine)
+        // never before an answer's think time is over; on time but for the timer's own lateness
         const late = finishes.map((f) => r.arrival_time - (f + 0.15)).filter((d) => d >= -0.002)
         expect(late.length, r.req_id).toBeGreaterThan(0)
-        expect(Math.min(...late), r.req_id).toBeLessThan(0.05)
+        expect(Math.min(...late), r.req_id).toBeLessThan(timerLateS)
         // sent as the user sends it: no wait in the client beyond the lateness a run is valid with (maxDispatchLagMs;
         // 9 ms seen on two cores beside a busy loop, under 5 ms otherwise)
         expect(r.queue_time_in_router as number).toBeLessThan(0.025)
