@@ -61,8 +61,8 @@ function windows(held: number, n: number, perRequest = 1): number[] {
 const predictedTtfts = (held: number): number[] =>
   windows(held, 5).map((cells) => (PROFILE.prefillBaseMs + PROFILE.prefillPerTokenMs * L + 2e-4 * L * cells) / SPEED)
 
-/** Their p50. */
-const predictedTtftP50 = (held: number): number => [...predictedTtfts(held)].sort((a, b) => a - b)[2] as number
+/** The p50 of 5 values. */
+const p50 = (five: number[]): number => [...five].sort((a, b) => a - b)[2] as number
 
 test('a used llama.cpp-like server is slower by what its idle slots hold: fresh and told-used simulators match the model, and runs record the state they met', async () => {
   const dir = tmp()
@@ -96,18 +96,17 @@ test('a used llama.cpp-like server is slower by what its idle slots hold: fresh 
         .filter((x) => x.success)
         .sort((x, y) => x.arrival_time - y.arrival_time)
         .map((x) => (x.ttft as number) * 1000)
-    const excess = (r: typeof a, held: number): number => {
-      const model = predictedTtfts(held)
-      return Math.min(...ttfts(r).map((t, i) => t - (model[i] as number)))
-    }
-    expect(ttfts(a)).toHaveLength(5)
-    expect(ttfts(b)).toHaveLength(5)
-    const predictedSlower = predictedTtftP50(HELD) - predictedTtftP50(0)
-    const slower = predictedSlower + excess(b, HELD) - excess(a, 0)
+    const [fromFresh, fromUsed] = [ttfts(a), ttfts(b)]
+    const [modelFresh, modelUsed] = [predictedTtfts(0), predictedTtfts(HELD)]
+    expect(fromFresh).toHaveLength(5)
+    expect(fromUsed).toHaveLength(5)
+    const excess = (measured: number[], model: number[]): number =>
+      Math.min(...measured.map((t, i) => t - (model[i] as number)))
+    const predictedSlower = p50(modelUsed) - p50(modelFresh)
+    const slower = predictedSlower + excess(fromUsed, modelUsed) - excess(fromFresh, modelFresh)
     expect(slower / predictedSlower).toBeGreaterThan(0.9)
     expect(slower / predictedSlower).toBeLessThan(1.1)
-    const model = predictedTtfts(HELD)
-    const leastRatio = Math.min(...ttfts(b).map((t, i) => t / (model[i] as number)))
+    const leastRatio = Math.min(...fromUsed.map((t, i) => t / (modelUsed[i] as number)))
     expect(leastRatio).toBeGreaterThan(0.9)
     expect(leastRatio).toBeLessThan(1.1)
     // compare says the two runs were not served alike, from the folders alone

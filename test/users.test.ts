@@ -31,7 +31,7 @@ test('closed-loop users: never more than N in flight, and each later request sen
       const finishes = rows.map((r) => r.finish_time as number)
       // the timers' own lateness, as the run measured it (how late its 1-ms timer fired, at most): a clean-clone CI's
       // busy machine sent one user's request 97 ms after its think time
-      const timerLateS = Math.max(0.05, ((run.summary.event_loop_delay_ms?.max ?? 0) + 10) / 1000)
+      const timerLateS = Math.max(0.05, (run.summary.event_loop_delay_ms.max + 10) / 1000)
       for (const r of rows.filter((x) => x.arrival_time > 0)) {
         // never before an answer's think time is over; on time but for the timer's own lateness
         const late = finishes.map((f) => r.arrival_time - (f + 0.15)).filter((d) => d >= -0.002)

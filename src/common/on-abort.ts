@@ -1,3 +1,5 @@
+import { getOrCreate } from './get-or-create.ts'
+
 /** The callbacks of each signal that `onAbort` was given, behind the one listener it added to that signal. */
 const callbacks = new WeakMap<AbortSignal, Set<() => void>>()
 
@@ -8,10 +10,8 @@ const callbacks = new WeakMap<AbortSignal, Set<() => void>>()
  * requests). Callbacks run in the order given, as an EventTarget's do.
  */
 export function onAbort(signal: AbortSignal, fn: () => void): () => void {
-  let set = callbacks.get(signal)
-  if (set === undefined) {
+  const set = getOrCreate(callbacks, signal, () => {
     const fresh = new Set<() => void>()
-    callbacks.set(signal, fresh)
     signal.addEventListener(
       'abort',
       () => {
@@ -20,11 +20,10 @@ export function onAbort(signal: AbortSignal, fn: () => void): () => void {
       },
       { once: true },
     )
-    set = fresh
-  }
-  const mine = set
-  mine.add(fn)
+    return fresh
+  })
+  set.add(fn)
   return () => {
-    mine.delete(fn)
+    set.delete(fn)
   }
 }
