@@ -1,4 +1,5 @@
-import { execa, type ResultPromise } from 'execa'
+import { createRequire } from 'node:module'
+import type { ResultPromise } from 'execa'
 import { descendantsOf } from '../common/process-tree.ts'
 import { GpuPeaks, type GpuReadings } from './gpu-peaks.ts'
 
@@ -11,6 +12,12 @@ const QUERY = [
 ] as const
 
 export type GpuRow = [time: number, source: string, metric: string, value: number]
+
+/**
+ * execa, loaded when a GPU is first sampled (synchronously: Node ≥ 22.12 requires an ES module): a run that samples no
+ * GPU, as most do, does not load its ~110 modules.
+ */
+const loadExeca = (): typeof import('execa') => createRequire(import.meta.url)('execa') as typeof import('execa')
 
 /** How long nvidia-smi gets to end after SIGTERM before its whole process group is killed. */
 const STOP_GRACE_MS = 1000
@@ -47,7 +54,7 @@ export class GpuSampler {
       '-i',
       gpus.join(','),
     ]
-    this.#process = execa('nvidia-smi', args, {
+    this.#process = loadExeca().execa('nvidia-smi', args, {
       reject: false,
       buffer: false,
       stdin: 'ignore',
