@@ -241,7 +241,9 @@ test('prompts that reach an idle llama.cpp-like server together share one batch:
     expect(Math.max(...firsts) - Math.min(...firsts)).toBeLessThan(50)
     const ttft = run.summary.metrics.ttft?.p50 as number
     expect(ttft / predicted).toBeGreaterThan(0.95)
-    expect(ttft / predicted).toBeLessThan(1.2)
+    // a step only runs late: a clean-clone CI's busy machine read 1.22×. A launch made twice reads ~1.7×, a second
+    // batch is the spread above
+    expect(ttft / predicted).toBeLessThan(1.3)
   } finally {
     await worker.stop()
   }

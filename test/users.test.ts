@@ -29,9 +29,10 @@ test('closed-loop users: never more than N in flight, and each later request sen
       expect(firsts).toHaveLength(4)
       // a user's next request is sent when its think time after one of the answers is over: 150 ms after a finish
       const finishes = rows.map((r) => r.finish_time as number)
-      // the timers' own lateness, as the run measured it (how late its 1-ms timer fired, at most): a clean-clone CI's
-      // busy machine sent one user's request 97 ms after its think time
-      const timerLateS = Math.max(0.05, (run.summary.event_loop_delay_ms.max + 10) / 1000)
+      // the timers' own lateness, as the run measured it (how late its 1-ms timer fired, at most), and at least 100 ms:
+      // a clean-clone CI's busy machine sent one user's request 97 ms after its think time, another 64 ms where the
+      // loop's timer read 42 ms at most. A think time doubled still reads 150 ms late
+      const timerLateS = Math.max(0.1, (run.summary.event_loop_delay_ms.max + 10) / 1000)
       for (const r of rows.filter((x) => x.arrival_time > 0)) {
         // never before an answer's think time is over; on time but for the timer's own lateness
         const late = finishes.map((f) => r.arrival_time - (f + 0.15)).filter((d) => d >= -0.002)
