@@ -22,8 +22,8 @@ const search = (speed: number, workers = 1) =>
   ({
     // from 6.5 req/s a worker at speed 1 (it carries ~9, two behind round_robin ~10 each): the first doubling, 13, is
     // ~1.3-1.4 C and fails, where from 4 the search grew to 16 × speed (a clean-clone CI's client, alone on the
-    // machine, fell behind twice at 128 req/s, a step past the capacity that only needed to fail, and ended the search).
-    // The path scales with the speed, so the 2× holds
+    // machine, fell behind twice at 128 req/s, a step past the capacity that only needed to fail, and ended the
+    // search). The path scales with the speed, so the 2× holds
     min: 6.5 * speed * workers,
     max: 64 * speed * workers,
     precision: 0.05,

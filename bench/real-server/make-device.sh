@@ -13,7 +13,6 @@
 #   BIN=/work/.device/1 bash bench/real-server/make-device.sh all   # .device-all too
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-repo=$(pwd)
 git_dir=${LLAMA_GIT:-/work/.mirror/ggerganov+llama.cpp/repo}
 commit=${LLAMA_COMMIT:-c392e5094}
 tmp=$(mktemp -d)
@@ -30,7 +29,10 @@ fi
 
 if [ ! -f .device/node.xz ]; then
   node_bin=$(command -v node)
-  [ "$(node -p 'process.versions.node.split(".")[0]')" -ge 22 ] || { echo "node on PATH is older than 22: $node_bin"; exit 1; }
+  if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
+    echo "node on PATH is older than 22: $node_bin"
+    exit 1
+  fi
   cp "$(readlink -f "$node_bin")" "$tmp/node" && strip "$tmp/node"
   xz -9e -T0 -c "$tmp/node" >.device/node.xz
 fi

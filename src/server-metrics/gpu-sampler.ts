@@ -14,8 +14,8 @@ const QUERY = [
 export type GpuRow = [time: number, source: string, metric: string, value: number]
 
 /**
- * execa, loaded when a GPU is first sampled (synchronously: Node ≥ 22.12 requires an ES module): a run that samples no
- * GPU, as most do, does not load its ~110 modules.
+ * execa, loaded when a GPU is first sampled (synchronously: Node ≥ 22.12 requires an ES module): a run that samples
+ * no GPU, as most do, does not load its ~110 modules.
  */
 const loadExeca = (): typeof import('execa') => createRequire(import.meta.url)('execa') as typeof import('execa')
 
