@@ -36,7 +36,9 @@ test('--fault-exit-after-tokens: the worker dies mid-stream; in-flight requests 
 })
 
 test('--fault-refuse-after: new connections are refused once it stops listening', async () => {
-  const w = await startSimWorker(['--fault-refuse-after', '0.3', '--speed', '4'])
+  // 2 s, not 0.3: the launcher must see the worker healthy before it stops listening (a clean-clone CI's busy machine
+  // let 0.3 s pass first, and the worker, listening no more and idle, exited before it was ready)
+  const w = await startSimWorker(['--fault-refuse-after', '2', '--speed', '4'])
   try {
     // until a connection is refused, not a fixed 0.6 s that a worker short of CPU can outlast
     await vi.waitUntil(async () => !(await accepts(w.url)), { timeout: 15_000, interval: 50 })
