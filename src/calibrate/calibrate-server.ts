@@ -11,6 +11,7 @@ import { percentileSorted } from '../summarise/statistics.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { type RepairedPoint, repairLoneOutliers } from './lone-outliers.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
+import { pct } from './pct.ts'
 import { startProfileWorker } from './profile-worker.ts'
 import { slotSelectLine } from './slot-select-line.ts'
 
@@ -126,6 +127,13 @@ export interface CalibratedProfile {
       tpot_p50_ms: number
       tpot_p90_ms: number
       spread: number
+      /**
+       * The same probe on a simulated worker run with this profile, told the cells held (`kv_cache_tokens_at_end`):
+       * the one load calibrate runs on a cache its requests churned rather than its fills laid, and so the model's
+       * error there (`model_error`: the simulator's TPOT p50 over the server's, less 1).
+       */
+      simulated_tpot_p50_ms?: number
+      model_error?: number
     }
     validation?: { summary: string } & Record<string, unknown>
   }
@@ -223,6 +231,15 @@ export function statedLimit(
  */
 const STEADY_STREAMS = 2
 const STEADY_ROUNDS = 8
+/** The steadiness probe's load at `c` streams: on the server, and again on the calibrated simulator. */
+const steadyProbe = (c: number): BenchOptions => ({
+  users: c,
+  requests: c * STEADY_ROUNDS,
+  dataset: { kind: 'random', inputLen: DECODE_PROMPT, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
+})
+/** The TPOTs (ms) of a probe's successful requests, in order. */
+const sortedTpots = (run: BenchRun): number[] =>
+  run.records.flatMap((r) => (r.success && r.tpot !== undefined ? [r.tpot * 1000] : [])).sort((a, b) => a - b)
 
 /**
  * The occupancies of the step table (llama.cpp): every slot holding this many tokens (64 slots: ~4k, 8k, 16k, 32k and
@@ -625,15 +642,9 @@ async function calibrate(
   const steadiness = await steadinessProbe()
   async function steadinessProbe(): Promise<NonNullable<CalibratedProfile['calibration']['steadiness']>> {
     const c = Math.min(STEADY_STREAMS, maxRunning)
-    const run = await probe('steadiness', {
-      users: c,
-      requests: c * STEADY_ROUNDS,
-      dataset: { kind: 'random', inputLen: DECODE_PROMPT, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
-    })
+    const run = await probe('steadiness', steadyProbe(c))
     ok(run, 'steadiness')
-    const tpots = run.records
-      .flatMap((r) => (r.success && r.tpot !== undefined ? [r.tpot * 1000] : []))
-      .sort((a, b) => a - b)
+    const tpots = sortedTpots(run)
     if (tpots.length < 4)
       throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe steadiness: ${tpots.length} TPOTs measured`)
     const [p10, p50, p90] = [10, 50, 90].map((q) => percentileSorted(tpots, q)) as [number, number, number]
@@ -742,7 +753,7 @@ async function calibrate(
     model: info['model_path'] ?? info['served_model_name'] ?? opts.model ?? null,
     info,
   }
-  return {
+  const profile: CalibratedProfile = {
     name: opts.name ?? `calibrated-${new URL(opts.url).host.replace(/[^\w.-]/gu, '-')}`,
     description: `calibrated on ${server.version ?? 'a server'} (${server.model ?? 'model not stated'}) at ${server.url}`,
     prefillBaseMs: round(u?.prefillBaseMs ?? prefillBase),
@@ -796,6 +807,48 @@ async function calibrate(
       ...(unified ? { kv_cache_tokens_at_end: (await kv()) ?? 0 } : {}),
       steadiness,
     },
+  }
+  // the steadiness probe again, on this profile's simulator in the state the server was left in: the H100's and the
+  // H200's llama.cpp stepped its 2 streams 35-40 % slower than their 2-stream probes at the same cells held minutes
+  // before, and the simulator, which reads those probes, 25-28 % low (issue 43, sessions 46-47): said, not hidden
+  const simulated = await simulatedSteadiness(profile)
+  profile.calibration.steadiness = { ...steadiness, ...simulated }
+  return profile
+
+  async function simulatedSteadiness(p: CalibratedProfile) {
+    const path = join(opts.workDir, 'steadiness-profile.json')
+    mkdirSync(opts.workDir, { recursive: true })
+    writeFileSync(path, `${JSON.stringify(p, null, 2)}\n`)
+    const held = p.calibration.kv_cache_tokens_at_end
+    const sim = await startProfileWorker(
+      'steadiness-sim',
+      path,
+      opts.workDir,
+      held === undefined || held === 0 ? [] : ['--kv-cache-tokens', String(held)],
+    )
+    let run: BenchRun
+    try {
+      run = await probeAt(sim.url, 'steadiness-simulated', steadyProbe(steadiness.streams), false)
+    } finally {
+      await sim.stop()
+    }
+    const tpots = sortedTpots(run)
+    if (tpots.length < 4)
+      throw new LlmPerfError(
+        'LLMPERF_CALIBRATION',
+        `the calibrated simulator's steadiness probe: ${tpots.length} TPOTs measured; see ${run.files.csv}`,
+      )
+    const p50 = percentileSorted(tpots, 50)
+    const error = p50 / steadiness.tpot_p50_ms - 1
+    opts.onProbe?.(
+      `the calibrated simulator, the same probe${held ? ` told the ${held} cells held` : ''}: TPOT p50 ` +
+        `${p50.toFixed(2)} ms, ${pct(error)} against the server's: ` +
+        (Math.abs(error) > Math.max(0.1, steadiness.spread)
+          ? "the model is this far from the server on a cache its requests churned (the probes' cells were laid by " +
+            "fills): read a used server's predictions with about this error"
+          : 'within what the server strays from itself'),
+    )
+    return { simulated_tpot_p50_ms: round(p50), model_error: round(error) }
   }
 }
 

@@ -11,6 +11,7 @@ import { benchRequests } from '../run/bench-requests.ts'
 import type { SloSpec } from '../slo/slo-spec.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import type { CalibratedProfile } from './calibrate-server.ts'
+import { pct } from './pct.ts'
 import { startProfileWorker } from './profile-worker.ts'
 
 /**
@@ -260,5 +261,3 @@ function figures(run: BenchRun): Figures {
 
 /** A rate as a person reads it: 7.51, not 7.50646875. */
 const rps = (v: number): string => String(Number(v.toPrecision(3)))
-
-export const pct = (v: number): string => (Number.isFinite(v) ? `${v >= 0 ? '+' : ''}${(v * 100).toFixed(1)} %` : '—')

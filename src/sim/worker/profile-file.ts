@@ -51,7 +51,9 @@ const profileFileSchema = z.object({
       server: z.record(z.string(), z.unknown()),
       fit: z.record(z.string(), z.unknown()).optional(),
       validation: z.looseObject({ summary: z.string() }).optional(),
-      steadiness: z.looseObject({ streams: z.number(), spread: z.number() }).optional(),
+      steadiness: z
+        .looseObject({ streams: z.number(), spread: z.number(), model_error: z.number().optional() })
+        .optional(),
     })
     .optional(),
 })
@@ -90,10 +92,18 @@ export function calibrationLine(p: SpeedProfile): string {
     c.steadiness === undefined
       ? ''
       : `; the server itself varied ±${Math.round(c.steadiness.spread * 100)} % (TPOT of ${c.steadiness.streams} ` +
-        'streams repeated at one state)'
+        `streams repeated at one state)${modelError(c.steadiness.model_error)}`
   return (
     `profile ${p.name} was calibrated on ${server || 'a server'} at ${c.made_at}: ` +
     (c.validation?.summary ?? 'not validated (calibrate --validate measures its error on held-out loads)') +
     steady
   )
+}
+
+/** How far this profile's simulator read calibrate's last probe (the state a load left), where calibrate measured it. */
+function modelError(error: number | undefined): string {
+  if (error === undefined) return ''
+  const percent = Math.round(Math.abs(error) * 100)
+  const how = percent === 0 ? 'within 1 %' : `${percent} % ${error < 0 ? 'low' : 'high'}`
+  return `, and this profile's simulator read that probe's TPOT p50 ${how} in the state it left`
 }
