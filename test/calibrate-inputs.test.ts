@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
@@ -22,6 +22,10 @@ test('calibrate behind Basic auth: the password (too short to mask as text) is i
     const profile = readFileSync(out, 'utf8')
     expect(profile).not.toContain('Pw4')
     expect(JSON.parse(profile).calibration.server.url).toMatch(/^http:\/\/\*\*\*@127\.0\.0\.1:\d+$/u)
+    // nor in any file the probes left: their runs, the simulated workers' logs and the profile they ran
+    const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => statSync(join(dir, f)).isFile())
+    expect(files).toContain(join('probes', 'steadiness-profile.json'))
+    for (const f of files) expect(readFileSync(join(dir, f), 'utf8'), f).not.toContain('Pw4')
   } finally {
     await server.stop()
   }

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { median } from 'simple-statistics'
+import { writeArtifact } from '../common/artifact-file.ts'
 import { baseUrl, poolFor } from '../common/base-url.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
@@ -818,7 +819,8 @@ async function calibrate(
   async function simulatedSteadiness(p: CalibratedProfile) {
     const path = join(opts.workDir, 'steadiness-profile.json')
     mkdirSync(opts.workDir, { recursive: true })
-    writeFileSync(path, `${JSON.stringify(p, null, 2)}\n`)
+    // through the secret mask, as calibrate writes the profile itself: its server info is what the server said
+    writeArtifact(path, `${JSON.stringify(p, null, 2)}\n`)
     const held = p.calibration.kv_cache_tokens_at_end
     const sim = await startProfileWorker(
       'steadiness-sim',
