@@ -241,8 +241,7 @@ async function point(name: string, load: Partial<BenchOptions>, seed: number) {
   if (earlier !== undefined && known === undefined) return undefined
   if (state === 'fresh' && known === undefined) await startServer()
   const kv = known?.kv ?? (await held())
-  const sim =
-    usedSim ?? (await startProfileWorker(`sim-${name}`, profile as string, outDir, ['--kv-cache-tokens', String(kv)]))
+  const sim = usedSim ?? (await startProfileWorker(`sim-${name}`, profile as string, outDir, kv))
   try {
     const opts = { ...load, seed, promptNonce: seed } as BenchOptions
     const [real, predicted] = await Promise.all([
@@ -305,8 +304,7 @@ async function capacity(): Promise<{ measured: number; predicted: number; kv: nu
         ? earlier.capacityKv
         : ([...earlier.rows.values()].at(-1)?.kv ?? 0)
       : (searched?.kv ?? (await held()))
-  const sim =
-    usedSim ?? (await startProfileWorker('sim-capacity', profile as string, outDir, ['--kv-cache-tokens', String(kv)]))
+  const sim = usedSim ?? (await startProfileWorker('sim-capacity', profile as string, outDir, kv))
   try {
     const [m, p] = await Promise.all([
       earlier !== undefined

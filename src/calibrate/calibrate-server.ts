@@ -822,12 +822,7 @@ async function calibrate(
     // through the secret mask, as calibrate writes the profile itself: its server info is what the server said
     writeArtifact(path, `${JSON.stringify(p, null, 2)}\n`)
     const held = p.calibration.kv_cache_tokens_at_end
-    const sim = await startProfileWorker(
-      'steadiness-sim',
-      path,
-      opts.workDir,
-      held === undefined || held === 0 ? [] : ['--kv-cache-tokens', String(held)],
-    )
+    const sim = await startProfileWorker('steadiness-sim', path, opts.workDir, held)
     let run: BenchRun
     try {
       run = await probeAt(sim.url, 'steadiness-simulated', steadyProbe(steadiness.streams), false)

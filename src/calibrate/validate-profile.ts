@@ -102,12 +102,7 @@ export async function validateProfile(opts: ValidateOptions): Promise<Validation
   // the simulated worker starts in the state the server is in: llama.cpp's idle slots keep their contexts, and a
   // used server is several times slower than a fresh one
   const held = opts.profile.unifiedKv === undefined ? undefined : await kvCacheTokens(opts.url, opts.signal)
-  const sim = await startProfileWorker(
-    'calibrated-sim',
-    opts.profilePath,
-    opts.workDir,
-    held === undefined ? [] : ['--kv-cache-tokens', String(held)],
-  )
+  const sim = await startProfileWorker('calibrated-sim', opts.profilePath, opts.workDir, held)
   const common = (dir: string): BenchOptions => ({
     api: opts.api,
     ...(opts.tokenizer === undefined ? {} : { tokenizer: opts.tokenizer }),
