@@ -100,7 +100,9 @@ export function calibrationLine(p: SpeedProfile): string {
   )
 }
 
-/** How far this profile's simulator read calibrate's last probe (the state a load left), where calibrate measured it. */
+/**
+ * How far this profile's simulator read calibrate's last probe (the state a load left), where calibrate measured it.
+ */
 function modelError(error: number | undefined): string {
   if (error === undefined) return ''
   const percent = Math.round(Math.abs(error) * 100)
