@@ -215,6 +215,9 @@ test.skipIf(!existsSync(CHROMIUM))(
         },
       )
       expect(Object.keys(run.summary.server_metrics?.gpus?.peaks ?? {})).toEqual(['gpu0', 'gpu1'])
+      // a clean-clone CI once drew no server gauges: every scrape of the worker had timed out (then 200 ms)
+      const worker = run.summary.server_metrics?.sources['worker-1']
+      expect(worker?.samples, JSON.stringify(worker)).toBeGreaterThan(0)
       await inReport(run.files.html as string, '#gpu-power .uplot', async (page) => {
         for (const id of ['gpu-util', 'gpu-memory', 'gpu-power'])
           expect(await page.locator(`#${id}`).getAttribute('data-series'), id).toBe('2')

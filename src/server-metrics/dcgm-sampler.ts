@@ -5,6 +5,7 @@ import { maskedUrl } from '../common/masked-url.ts'
 import { cappedText } from './capped-text.ts'
 import { GpuPeaks, type GpuReadings } from './gpu-peaks.ts'
 import type { GpuRow } from './gpu-sampler.ts'
+import { scrapeTimeoutMs } from './scrape-timeout.ts'
 
 /**
  * A DCGM exporter's fields (among its default counters) and the metric each becomes: nvidia-smi's names, so the
@@ -16,7 +17,6 @@ const FIELDS = new Map<string, string>([
   ['DCGM_FI_DEV_POWER_USAGE', 'gpu_power_w'],
 ])
 
-const TIMEOUT_CAP_MS = 1000
 /** An exporter with every profiling field on a host of 8 GPUs sends a few hundred KB. */
 const MAX_BYTES = 8 * 1024 * 1024
 
@@ -79,7 +79,7 @@ export class DcgmSampler {
     this.#busy = true
     this.#polls++
     const t = Math.round(this.#nowMs()) / 1000
-    const timeout = Math.min(TIMEOUT_CAP_MS, this.#intervalMs * 2)
+    const timeout = scrapeTimeoutMs(this.#intervalMs)
     this.#pending = this.#pool
       .request({
         path: '',

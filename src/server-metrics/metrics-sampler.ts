@@ -8,6 +8,7 @@ import { DcgmSampler } from './dcgm-sampler.ts'
 import type { GpuReadings } from './gpu-peaks.ts'
 import { type GpuRow, GpuSampler } from './gpu-sampler.ts'
 import { impossibleValue, routerValues, workerValues } from './metric-map.ts'
+import { scrapeTimeoutMs } from './scrape-timeout.ts'
 
 /** Where one server's /metrics is read: a worker (SGLang, vLLM, llama.cpp) or the router's Prometheus port. */
 export interface MetricsSource {
@@ -47,7 +48,6 @@ export interface SourceOutcome {
   note: string | undefined
 }
 
-const TIMEOUT_CAP_MS = 1000
 /** A /metrics body is read up to this many bytes (SGLang's, with every histogram, is a few hundred KB). */
 export const MAX_METRICS_BYTES = 8 * 1024 * 1024
 
@@ -174,7 +174,7 @@ export class MetricsSampler {
 
   async #sample(source: MetricsSource): Promise<Map<string, number> | undefined> {
     const outcome = this.#outcomes.get(source.name) as SourceOutcome
-    const timeout = Math.min(TIMEOUT_CAP_MS, this.#intervalMs * 2)
+    const timeout = scrapeTimeoutMs(this.#intervalMs)
     try {
       // the pool's URL is the /metrics URL itself: its path (and any query) come from it
       const res = await (this.#pools.get(source.name) as Dispatcher).request({
