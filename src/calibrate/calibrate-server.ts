@@ -1,7 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { median } from 'simple-statistics'
-import { writeArtifact } from '../common/artifact-file.ts'
 import { baseUrl, poolFor } from '../common/base-url.ts'
 import { LlmPerfError } from '../common/errors.ts'
 import type { BenchOptions } from '../executors/bench-options-schema.ts'
@@ -12,9 +11,10 @@ import { percentileSorted } from '../summarise/statistics.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { type RepairedPoint, repairLoneOutliers } from './lone-outliers.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
-import { pct } from './pct.ts'
 import { startProfileWorker } from './profile-worker.ts'
+import { simulatedSteadiness } from './simulated-steadiness.ts'
 import { slotSelectLine } from './slot-select-line.ts'
+import { sortedTpots } from './sorted-tpots.ts'
 
 /** A step-table point read in place of what was measured, with the row (table and size) it belongs to. */
 export type RepairedRowPoint = {
@@ -135,6 +135,8 @@ export interface CalibratedProfile {
        */
       simulated_tpot_p50_ms?: number
       model_error?: number
+      /** Why the simulator gave no figure there (it did not start, or brought fewer than 4 TPOTs): the profile is kept. */
+      simulated_failed?: string
     }
     validation?: { summary: string } & Record<string, unknown>
   }
@@ -238,9 +240,6 @@ const steadyProbe = (c: number): BenchOptions => ({
   requests: c * STEADY_ROUNDS,
   dataset: { kind: 'random', inputLen: DECODE_PROMPT, outputLen: DECODE_OUTPUT, rangeRatio: 1 },
 })
-/** The TPOTs (ms) of a probe's successful requests, in order. */
-const sortedTpots = (run: BenchRun): number[] =>
-  run.records.flatMap((r) => (r.success && r.tpot !== undefined ? [r.tpot * 1000] : [])).sort((a, b) => a - b)
 
 /**
  * The occupancies of the step table (llama.cpp): every slot holding this many tokens (64 slots: ~4k, 8k, 16k, 32k and
@@ -809,44 +808,16 @@ async function calibrate(
       steadiness,
     },
   }
-  // the steadiness probe again, on this profile's simulator in the state the server was left in: the H100's and the
-  // H200's llama.cpp stepped its 2 streams 35-40 % slower than their 2-stream probes at the same cells held minutes
-  // before, and the simulator, which reads those probes, 25-28 % low (issue 43, sessions 46-47): said, not hidden
-  const simulated = await simulatedSteadiness(profile)
+  // the steadiness probe again, on this profile's simulator in the state the server was left in: said, not hidden
+  const simulated = await simulatedSteadiness(profile, {
+    workDir: opts.workDir,
+    load: steadyProbe(steadiness.streams),
+    probe: (url, name, load) => probeAt(url, name, load, false),
+    onProbe: opts.onProbe,
+    signal: opts.signal,
+  })
   profile.calibration.steadiness = { ...steadiness, ...simulated }
   return profile
-
-  async function simulatedSteadiness(p: CalibratedProfile) {
-    const path = join(opts.workDir, 'steadiness-profile.json')
-    mkdirSync(opts.workDir, { recursive: true })
-    // through the secret mask, as calibrate writes the profile itself: its server info is what the server said
-    writeArtifact(path, `${JSON.stringify(p, null, 2)}\n`)
-    const held = p.calibration.kv_cache_tokens_at_end
-    const sim = await startProfileWorker('steadiness-sim', path, opts.workDir, held)
-    let run: BenchRun
-    try {
-      run = await probeAt(sim.url, 'steadiness-simulated', steadyProbe(steadiness.streams), false)
-    } finally {
-      await sim.stop()
-    }
-    const tpots = sortedTpots(run)
-    if (tpots.length < 4)
-      throw new LlmPerfError(
-        'LLMPERF_CALIBRATION',
-        `the calibrated simulator's steadiness probe: ${tpots.length} TPOTs measured; see ${run.files.csv}`,
-      )
-    const p50 = percentileSorted(tpots, 50)
-    const error = p50 / steadiness.tpot_p50_ms - 1
-    opts.onProbe?.(
-      `the calibrated simulator, the same probe${held ? ` told the ${held} cells held` : ''}: TPOT p50 ` +
-        `${p50.toFixed(2)} ms, ${pct(error)} against the server's: ` +
-        (Math.abs(error) > Math.max(0.1, steadiness.spread)
-          ? "the model is this far from the server on a cache its requests churned (the probes' cells were laid by " +
-            "fills): read a used server's predictions with about this error"
-          : 'within what the server strays from itself'),
-    )
-    return { simulated_tpot_p50_ms: round(p50), model_error: round(error) }
-  }
 }
 
 const round = (v: number): number => Number(v.toPrecision(4))

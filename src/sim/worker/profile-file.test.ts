@@ -25,6 +25,10 @@ test("the first line says how far the profile's simulator read calibrate's last 
   )
   expect(lineWith({ ...steady, model_error: 0.31 })).toMatch(/TPOT p50 31 % high in the state it left$/u)
   expect(lineWith({ ...steady, model_error: 0.004 })).toMatch(/TPOT p50 within 1 % in the state it left$/u)
+  // a simulator that could not run the probe: why, in place of a figure
+  expect(lineWith({ ...steady, simulated_failed: 'the calibrated simulator brought 2 TPOTs of 16 requests' })).toMatch(
+    /at one state\); this profile's simulator was not judged on that probe \(the calibrated simulator brought 2 TPOTs of 16 requests\)$/u,
+  )
   // a profile calibrated before the probe was simulated: its line as it was
   expect(lineWith(steady)).toMatch(/\(TPOT of 2 streams repeated at one state\)$/u)
 })

@@ -52,7 +52,12 @@ const profileFileSchema = z.object({
       fit: z.record(z.string(), z.unknown()).optional(),
       validation: z.looseObject({ summary: z.string() }).optional(),
       steadiness: z
-        .looseObject({ streams: z.number(), spread: z.number(), model_error: z.number().optional() })
+        .looseObject({
+          streams: z.number(),
+          spread: z.number(),
+          model_error: z.number().optional(),
+          simulated_failed: z.string().optional(),
+        })
         .optional(),
     })
     .optional(),
@@ -92,7 +97,7 @@ export function calibrationLine(p: SpeedProfile): string {
     c.steadiness === undefined
       ? ''
       : `; the server itself varied ±${Math.round(c.steadiness.spread * 100)} % (TPOT of ${c.steadiness.streams} ` +
-        `streams repeated at one state)${modelError(c.steadiness.model_error)}`
+        `streams repeated at one state)${modelError(c.steadiness)}`
   return (
     `profile ${p.name} was calibrated on ${server || 'a server'} at ${c.made_at}: ` +
     (c.validation?.summary ?? 'not validated (calibrate --validate measures its error on held-out loads)') +
@@ -101,10 +106,15 @@ export function calibrationLine(p: SpeedProfile): string {
 }
 
 /**
- * How far this profile's simulator read calibrate's last probe (the state a load left), where calibrate measured it.
+ * How far this profile's simulator read calibrate's last probe (the state a load left), where calibrate measured it,
+ * or why it could not.
  */
-function modelError(error: number | undefined): string {
-  if (error === undefined) return ''
+function modelError(s: { model_error?: number | undefined; simulated_failed?: string | undefined }): string {
+  const error = s.model_error
+  if (error === undefined)
+    return s.simulated_failed === undefined
+      ? ''
+      : `; this profile's simulator was not judged on that probe (${s.simulated_failed})`
   const percent = Math.round(Math.abs(error) * 100)
   const how = percent === 0 ? 'within 1 %' : `${percent} % ${error < 0 ? 'low' : 'high'}`
   return `, and this profile's simulator read that probe's TPOT p50 ${how} in the state it left`

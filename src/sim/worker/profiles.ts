@@ -61,7 +61,10 @@ export interface SpeedProfile {
     fit?: Record<string, unknown>
     validation?: { summary: string } & Record<string, unknown>
     /** calibrate's steadiness probe: the spread of one probe's TPOT repeated at one state (half p10–p90 over p50). */
-    steadiness?: { streams: number; spread: number; model_error?: number } & Record<string, unknown>
+    steadiness?: { streams: number; spread: number; model_error?: number; simulated_failed?: string } & Record<
+      string,
+      unknown
+    >
   }
 }
 
