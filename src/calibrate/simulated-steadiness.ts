@@ -5,13 +5,20 @@ import type { BenchOptions } from '../executors/bench-options-schema.ts'
 import type { StartedServer } from '../launch/started-server.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/statistics.ts'
-import type { CalibratedProfile } from './calibrate-server.ts'
 import { pct } from './pct.ts'
 import { startProfileWorker } from './profile-worker.ts'
 import { sortedTpots } from './sorted-tpots.ts'
 
 /** What the steadiness probe read on the profile's own simulator: its TPOT p50 and error, or why it did not run. */
 export type SimulatedSteadiness = { simulated_tpot_p50_ms: number; model_error: number } | { simulated_failed: string }
+
+/** What this reads of a calibrated profile (calibrate-server.ts's CalibratedProfile), the whole of which it runs. */
+export interface SteadyProfile {
+  calibration: {
+    steadiness?: { tpot_p50_ms: number; spread: number } | undefined
+    kv_cache_tokens_at_end?: number | undefined
+  }
+}
 
 export interface SimulatedSteadinessOptions {
   /** Where the profile's copy, the worker's log and the probe's folder go. */
@@ -33,7 +40,7 @@ export interface SimulatedSteadinessOptions {
  * fitted, saying why, where throwing had lost every probe of the calibration (up to 10 minutes of a GPU's time).
  */
 export async function simulatedSteadiness(
-  p: CalibratedProfile,
+  p: SteadyProfile,
   o: SimulatedSteadinessOptions,
 ): Promise<SimulatedSteadiness> {
   const steadiness = p.calibration.steadiness
