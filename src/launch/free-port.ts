@@ -1,15 +1,54 @@
+import { readFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 
-/** A port free right now on `host` (bind 0, read, close). Racy by nature: callers retry on a clash. */
-export async function freePort(host = '127.0.0.1'): Promise<number> {
-  return new Promise((resolve, reject) => {
+/** The lowest port picked: above the registered services' usual ports. */
+const LOW = 20_000
+/** Where the OS starts handing out ports for port 0 where it does not say: IANA's, macOS's and Windows' 49152. */
+const IANA_EPHEMERAL = 49_152
+const TRIES = 50
+
+/**
+ * The first port the OS hands out to a listener on port 0 and to outgoing connections (Linux's
+ * ip_local_port_range; 32768 by default).
+ */
+function ephemeralStart(): number {
+  try {
+    const first = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/u)[0])
+    return Number.isInteger(first) && first > 0 ? first : IANA_EPHEMERAL
+  } catch {
+    return IANA_EPHEMERAL
+  }
+}
+
+/** Whether `port` can be listened on on `host` now: listened on and closed again. */
+function listenable(port: number, host: string): Promise<number | undefined> {
+  return new Promise((resolve) => {
     const server = createServer()
     server.unref()
-    server.once('error', reject)
-    server.listen(0, host, () => {
+    server.once('error', () => resolve(undefined))
+    server.listen(port, host, () => {
       const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => resolve(port))
+      const bound = typeof address === 'object' && address !== null ? address.port : undefined
+      server.close(() => resolve(bound))
     })
   })
+}
+
+/**
+ * A port free right now on `host`, below the OS's ephemeral range: a port-0 listener (a fixture, another suite's
+ * server) or an outgoing connection is never handed it by the OS in the moment between this and the server's own
+ * listen. A port got from port 0, closed and passed on, was: a CI run's simulator met a fixture server on its port
+ * that answered its /health, and the run's requests 404s. Racy still between two launches that pick the same port
+ * at once: callers retry on a clash. Where the ephemeral range starts too low to leave room, port 0's own.
+ */
+export async function freePort(host = '127.0.0.1'): Promise<number> {
+  const high = ephemeralStart() - 1
+  if (high - LOW >= 1000)
+    for (let i = 0; i < TRIES; i++) {
+      const port = await listenable(LOW + Math.floor(Math.random() * (high - LOW + 1)), host)
+      if (port !== undefined) return port
+    }
+  const port = await listenable(0, host)
+  if (port === undefined) throw new Error(`no port can be listened on on ${host}`)
+  return port
 }

@@ -82,3 +82,16 @@ test('a router whose Prometheus port was taken is tried again with both ports pi
     .find((t) => t.includes('in use'))
   expect(first).toContain(`\`--prometheus-port\`: 127.0.0.1:${busy} is already in use`)
 }, 60_000)
+
+test('a free port is one the OS never hands a port-0 listener or an outgoing connection: below its ephemeral range', async () => {
+  const [low] = readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/u).map(Number)
+  const ports = await Promise.all(Array.from({ length: 20 }, () => freePort('127.0.0.1')))
+  for (const port of ports) {
+    expect(port).toBeGreaterThanOrEqual(20_000)
+    expect(port).toBeLessThan(low as number)
+  }
+  // and free: each can be listened on
+  const first = createServer()
+  await new Promise<void>((resolve) => first.listen(ports[0], '127.0.0.1', resolve))
+  first.close()
+})
