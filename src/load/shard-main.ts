@@ -6,14 +6,13 @@ import { newCounts } from '../executors/request-core.ts'
 import { runRequestLoop } from '../executors/request-loops.ts'
 import type { RequestRecord } from '../record/request-record.ts'
 import { packRows, transferOf } from '../record/row-batch.ts'
+import { LOOP_RESOLUTION_MS, loopDelayMs } from './loop-delay-ms.ts'
 import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
 import { targetPool } from './target-pool.ts'
 
 /** Rows go to the coordinator in batches: this many, or whatever finished within FLUSH_MS. */
 const BATCH_ROWS = 256
 const FLUSH_MS = 50
-/** The event-loop delay monitor's sampling interval. */
-const LOOP_RESOLUTION_MS = 1
 
 /**
  * One load shard, in a thread of its own: it fires its share of the schedule at the run's absolute times and
@@ -78,17 +77,15 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
     await pool.close().catch(() => pool.destroy())
   }
   const elu = performance.eventLoopUtilization(eluBefore)
-  // the histogram records the whole interval between its 1 ms timer's callbacks; the delay is what exceeds it
-  const ms = (ns: number): number => (Number.isFinite(ns) ? Math.max(0, ns / 1e6 - LOOP_RESOLUTION_MS) : 0)
   flush()
   post({
     type: 'done',
     counts,
     health: {
       eventLoopDelayMs: {
-        p50: ms(loopDelay.percentile(50)),
-        p99: ms(loopDelay.percentile(99)),
-        max: ms(loopDelay.max),
+        p50: loopDelayMs(loopDelay.percentile(50)),
+        p99: loopDelayMs(loopDelay.percentile(99)),
+        max: loopDelayMs(loopDelay.max),
       },
       receiveBusy: Math.min(1, Math.max(0, (elu.active - counts.waitMs) / Math.max(1, elu.active + elu.idle))),
     },
