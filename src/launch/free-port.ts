@@ -48,7 +48,19 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
       const port = await listenable(LOW + Math.floor(Math.random() * (high - LOW + 1)), host)
       if (port !== undefined) return port
     }
-  const port = await listenable(0, host)
-  if (port === undefined) throw new Error(`no port can be listened on on ${host}`)
-  return port
+  return await portZero(host)
+}
+
+/** Port 0's own pick: the OS's (the listen's error, if even that fails). */
+function portZero(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.once('error', reject)
+    server.listen(0, host, () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
 }
