@@ -235,7 +235,7 @@ export function statedLimit(
 const STEADY_STREAMS = 2
 const STEADY_ROUNDS = 8
 /** The steadiness probe's load at `c` streams: on the server, and again on the calibrated simulator. */
-const steadyProbe = (c: number): BenchOptions => ({
+export const steadyProbe = (c: number): BenchOptions => ({
   users: c,
   requests: c * STEADY_ROUNDS,
   dataset: { kind: 'random', inputLen: DECODE_PROMPT, outputLen: DECODE_OUTPUT, rangeRatio: 1 },

@@ -3,16 +3,13 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../run/bench-requests.ts'
-import type { CalibratedProfile } from './calibrate-server.ts'
+import { type CalibratedProfile, steadyProbe } from './calibrate-server.ts'
 import { simulatedSteadiness } from './simulated-steadiness.ts'
 
 // a profile calibrate wrote on a real H200 (session 47): its steadiness probe read 6.59 ms there
 const H200 = new URL('../../bench/real-server/profiles/llamacpp-h200-random-0.8b-s47.json', import.meta.url)
-const load = {
-  users: 2,
-  requests: 16,
-  dataset: { kind: 'random', inputLen: 256, outputLen: 128, rangeRatio: 1 },
-} as const
+// the probe calibrate ran there: 2 streams, 8 rounds
+const load = steadyProbe(2)
 
 function run(p: CalibratedProfile) {
   const workDir = mkdtempSync(join(tmpdir(), 'llm-perf-steady-'))
