@@ -20,20 +20,6 @@ function ephemeralStart(): number {
   }
 }
 
-/** Whether `port` can be listened on on `host` now: listened on and closed again. */
-function listenable(port: number, host: string): Promise<number | undefined> {
-  return new Promise((resolve) => {
-    const server = createServer()
-    server.unref()
-    server.once('error', () => resolve(undefined))
-    server.listen(port, host, () => {
-      const address = server.address()
-      const bound = typeof address === 'object' && address !== null ? address.port : undefined
-      server.close(() => resolve(bound))
-    })
-  })
-}
-
 /**
  * A port free right now on `host`, below the OS's ephemeral range: a port-0 listener (a fixture, another suite's
  * server) or an outgoing connection is never handed it by the OS in the moment between this and the server's own
@@ -45,22 +31,22 @@ export async function freePort(host = '127.0.0.1'): Promise<number> {
   const high = ephemeralStart() - 1
   if (high - LOW >= 1000)
     for (let i = 0; i < TRIES; i++) {
-      const port = await listenable(LOW + Math.floor(Math.random() * (high - LOW + 1)), host)
+      const port = await listenOnce(LOW + Math.floor(Math.random() * (high - LOW + 1)), host).catch(() => undefined)
       if (port !== undefined) return port
     }
-  return await portZero(host)
+  return await listenOnce(0, host)
 }
 
-/** Port 0's own pick: the OS's (the listen's error, if even that fails). */
-function portZero(host: string): Promise<number> {
+/** Listens on `port` (0: the OS's pick) on `host` and closes again: the port it had, or the listen's error. */
+function listenOnce(port: number, host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer()
     server.unref()
     server.once('error', reject)
-    server.listen(0, host, () => {
+    server.listen(port, host, () => {
       const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => resolve(port))
+      const bound = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => resolve(bound))
     })
   })
 }
