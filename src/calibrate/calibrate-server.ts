@@ -160,6 +160,11 @@ export interface CalibrateOptions {
   name?: string
   /** Told each probe as it ends. */
   onProbe?: (line: string) => void
+  /**
+   * The profile as fitted, before the simulated steadiness check runs on it: the caller keeps it, so a calibration
+   * cut off then (a GPU machine's time limit: session 49's H100 was stopped there, 560 s in) loses only the check
+   */
+  onFitted?: (profile: CalibratedProfile) => void
   signal?: AbortSignal
 }
 
@@ -808,6 +813,7 @@ async function calibrate(
       steadiness,
     },
   }
+  opts.onFitted?.(profile)
   // the steadiness probe again, on this profile's simulator in the state the server was left in: said, not hidden
   const simulated = await simulatedSteadiness(profile, {
     workDir: opts.workDir,

@@ -130,6 +130,12 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     ...(layers === undefined ? {} : { layers }),
     ...(values.name === undefined ? {} : { name: values.name }),
     onProbe: (line) => say(`  ${line}`),
+    // written as fitted, then again with the simulated check's result: a calibration cut off during the check
+    // keeps its probes' work
+    onFitted: (fitted) => {
+      writeArtifact(out, `${JSON.stringify(fitted, null, 2)}\n`)
+      say(`  the profile as fitted: ${out} (the steadiness probe on the calibrated simulator next)`)
+    },
   })
   const fit = profile.calibration.fit
   say(
