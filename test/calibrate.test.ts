@@ -58,16 +58,14 @@ test('calibrate recovers a hidden server’s step times and limits, and its simu
     ])
     // the profile is on disk as fitted before the simulated check runs on it (a GPU machine's time limit stopped an
     // H100's calibration there, 560 s in, and its probes' work was lost): read it when calibrate says so
-    let fitted: Record<string, unknown> | undefined
+    let early: { calibration: { steadiness: Record<string, unknown> }; decodeBaseMs: number } | undefined
     let said = ''
     run.stdout?.on('data', (b: Buffer) => {
       said += b.toString()
-      if (fitted === undefined && said.includes('the profile as fitted: '))
-        fitted = JSON.parse(readFileSync(out, 'utf8')) as Record<string, unknown>
+      if (early === undefined && said.includes('the profile as fitted: ')) early = JSON.parse(readFileSync(out, 'utf8'))
     })
     const r = await run
     expect(r.exitCode, r.all).toBe(0)
-    const early = fitted as { calibration: { steadiness: Record<string, unknown> }; decodeBaseMs: number } | undefined
     expect(early?.calibration.steadiness, r.stdout).toMatchObject({ streams: 2, requests: 16 })
     expect(early?.calibration.steadiness).not.toHaveProperty('simulated_tpot_p50_ms')
     expect(r.stdout.indexOf('the profile as fitted: ')).toBeLessThan(

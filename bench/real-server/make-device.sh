@@ -59,6 +59,7 @@ if [ "${1:-}" = all ]; then
   tar xJf .device/llama-src.tar.xz -C "$tmp/gguf" ./gguf-py
   tar cf - -C "$tmp/gguf" . | xz -9 -T0 >.device-all/llama-src.tar.xz
   rm -f .device-all/llama-bin.tar.xz.*
-  cat "$BIN"/llama-bin.tar.xz.* | xz -dc | xz --x86 --lzma2=preset=9e,dict=128MiB -T0 | split -b 15M - .device-all/llama-bin.tar.xz.
+  cat "$BIN"/llama-bin.tar.xz.* | xz -dc | xz --x86 --lzma2=preset=9e,dict=128MiB -T0 |
+    split -b 15M - .device-all/llama-bin.tar.xz.
 fi
 du -sh .device .device-all 2>/dev/null
