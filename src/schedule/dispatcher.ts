@@ -47,20 +47,24 @@ const NAP_MS = 0.25
 const AWAKE_MS = 0.1
 
 /**
- * How late this thread's naps have lately woken: the 4th latest of the last 256 (in ms), so 1 in ~64 naps may wake
+ * How late this thread's naps have lately woken: the 4th latest of the last 32 (in ms), so 1 in 8 naps may wake
  * later. A nap wakes late when the OS gives the thread its CPU late — a machine busier than its cores — and then
  * the last stretch before a target is spent awake for as long, up to the whole 2 ms: with a CPU hog beside the
  * tests, naps alone let a run's dispatch lag p99 reach 37 ms where staying awake held it. Each target reached awake
  * counts as a nap that woke on time, so a machine that calmed down is tried with naps again.
+ * Of 256 (1 in 64 later) the stretch awake was a fifth of a load thread's CPU on the 2-vCPU VM beside the simulator
+ * (busyWaitUntil 712 of 3,480 ms at 200 req/s × 1 token): 32 spends 13 % less CPU a chunk at 100 req/s × 128 tokens
+ * (medians of four rounds, 29.7 against 34.0 µs), the dispatch lag p99 as before (2.4-3.2 ms against 2.0-3.4; with
+ * two CPU hogs beside it 4.7-5.7 against 6.3-8.9): a send's lag is the receive path's turn, not a nap's lateness
  */
-const overslept = new Float64Array(256)
+const overslept = new Float64Array(32)
 let oversleptAt = 0
 let lateOversleep = 0
 const napped = (lateMs: number): void => {
   overslept[oversleptAt] = lateMs
   oversleptAt = (oversleptAt + 1) % overslept.length
   // the 4th largest, in one pass, by plain assignments: the destructuring swaps this had allocated an array each,
-  // for every late nap of the 256 on every nap — a fifth of what a load thread allocated at 2,000 req/s (114 of 480
+  // for every late nap of the window on every nap — a fifth of what a load thread allocated at 2,000 req/s (114 of 480
   // MB sampled over 6 s), and what it allocates its scavenges promote (issue 46's peak RSS)
   let a = 0
   let b = 0
