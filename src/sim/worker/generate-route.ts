@@ -39,6 +39,7 @@ function validate(body: Body): string | undefined {
 /** POST /generate: streamed (headers at once, as Starlette sends them) or a single JSON body. */
 export async function handleGenerate(state: WorkerState, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const createdEpoch = epochNowMs() / 1000
+  if (state.dropsConnection()) return void req.socket.destroy()
   let body: Body
   try {
     body = JSON.parse(await readBody(req)) as Body

@@ -70,6 +70,7 @@ export async function handleOpenAi(
   res: ServerResponse,
 ): Promise<void> {
   const createdEpoch = epochNowMs() / 1000
+  if (state.dropsConnection()) return void req.socket.destroy()
   if (!String(req.headers['content-type'] ?? '').includes('application/json'))
     return sendJson(res, 400, errorBody("Unsupported Media Type: Only 'application/json' is allowed", 400))
   let body: Body

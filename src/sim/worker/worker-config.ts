@@ -37,6 +37,7 @@ export const WORKER_FLAGS: FlagSpec = {
   'fault-refuse-after': { type: 'string' },
   'fault-exit-after-tokens': { type: 'string' },
   'fault-error-rate': { type: 'string' },
+  'fault-drop-requests': { type: 'string' },
   'fault-stall-rate': { type: 'string' },
   'fault-stall-ms': { type: 'string' },
 }
@@ -110,6 +111,11 @@ const schema = z.object({
     )
     .optional(),
   faultErrorRate: fraction.default(0),
+  faultDropRequests: z
+    .string()
+    .regex(/^\d+(,\d+)*$/u, { error: 'expected request numbers, counted from 1, such as 3,4' })
+    .transform((v) => new Set(v.split(',').map(Number)))
+    .optional(),
   faultStallRate: fraction.default(0),
   faultStallMs: numberFlag('a number of milliseconds')
     .pipe(z.number().nonnegative({ error: 'expected a non-negative number of milliseconds' }))

@@ -123,6 +123,15 @@ export class WorkerState {
     }
   }
 
+  /** Generation requests received so far: what `--fault-drop-requests` counts. */
+  #generations = 0
+
+  /** True when this generation request is one `--fault-drop-requests` names: its connection is closed unanswered. */
+  dropsConnection(): boolean {
+    this.#generations++
+    return this.config.faultDropRequests?.has(this.#generations) === true
+  }
+
   /** True when this request is chosen to fail by `--fault-error-rate`. */
   injectsError(seq: number): boolean {
     return this.draw(seq, 0x33) < this.config.faultErrorRate

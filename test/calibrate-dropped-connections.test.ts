@@ -1,0 +1,43 @@
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { expect, test } from 'vitest'
+import { cli } from './helpers/cli.ts'
+import { startSimWorker } from './helpers/sim.ts'
+
+/** A probe's requests.csv as its rows' error types, '' for a success. */
+const errorTypes = (folder: string): string[] => {
+  const [header, ...lines] = readFileSync(join(folder, 'requests.csv'), 'utf8').trim().split('\n')
+  const at = (header as string).split(',').indexOf('error_type')
+  return lines.map((l) => l.split(',')[at] as string)
+}
+
+test('a probe whose connections the server dropped is probed once more, and the calibration goes on', async () => {
+  // the worker closes its 3rd and 4th generation requests' connections unanswered: two of the warm-up probe's 16,
+  // past the one a probe may lose. An H100's llama.cpp did so to 2 of the 48 requests of one decode probe (session 50)
+  // and the whole calibration, 100 s of GPU time, ended there
+  const server = await startSimWorker(['--speed', '8', '--fault-drop-requests', '3,4'], 'drops')
+  const dir = mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-drops-'))
+  const run = cli(['calibrate', server.url, '--out', join(dir, 'profile.json'), '--work-dir', dir])
+  let said = ''
+  // enough once the probe after the repeated one has printed: the rest of a calibration is calibrate.test.ts's
+  await new Promise<void>((resolve) => {
+    run.stdout?.on('data', (b: Buffer) => {
+      said += b.toString()
+      if (/probed again\n[\s\S]*prefill 32 tokens: TTFT p50/u.test(said)) resolve()
+    })
+    void run.then(() => resolve())
+  })
+  run.kill('SIGINT')
+  const r = await run
+  expect(said, r.all).toMatch(
+    /^ {2}warmup: 2 of 16 connections dropped by the server \(\{"reset":2\}; \S+requests\.csv\): probed again$/mu,
+  )
+  // the first try's rows say what happened to each request; the second's, all answered, are the ones the fit reads
+  const probes = join(dir, 'probes')
+  const folders = readdirSync(probes).sort()
+  expect(folders.slice(0, 2)).toEqual(['01-warmup', '02-warmup-again'])
+  expect(errorTypes(join(probes, '01-warmup')).filter((t) => t !== '')).toEqual(['reset', 'reset'])
+  expect(errorTypes(join(probes, '02-warmup-again'))).toEqual(Array(16).fill(''))
+  expect(r.all).not.toContain('calibration probe warm-up')
+})
