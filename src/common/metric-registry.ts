@@ -111,6 +111,16 @@ export const METRICS = [
     historySamples: true,
     chart: 'percentiles-token',
   },
+  {
+    // from the client's send to its request's headers written on a connection: ~0 on one already open, a TCP
+    // handshake on a new one, and a second or more where the server's listen queue was full and the kernel sent the
+    // SYN again (llama.cpp's HTTP server listens with a queue of 5; 128 overflows in 190 s of calibrate on an H100).
+    // TTFT and the latencies measured from the send hold it
+    column: 'connect_wait',
+    added: true,
+    unit: 'ms',
+    compare: true,
+  },
 ] as const satisfies readonly MetricSpec[]
 
 const SPECS: readonly MetricSpec[] = METRICS

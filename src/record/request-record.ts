@@ -91,6 +91,7 @@ export interface RequestRecord {
    * output's less `reasoning_tokens`; empty where the answer's start is unknown or it has fewer than 2 tokens.
    */
   tpot_answer: number | undefined
+  connect_wait: number | undefined
 }
 
 /**
@@ -195,6 +196,7 @@ export function buildRecord(
         ? Math.round((ttft / obs.promptTokens) * 1e9) / 1e9
         : undefined,
     tpot_answer: answerTpot(seconds(obs.firstAnswerMs), finish, outTokens, obs.reasoningTokens ?? 0),
+    connect_wait: diff(seconds(obs.headersWrittenMs), send),
   }
 }
 

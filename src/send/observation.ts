@@ -17,6 +17,8 @@ export interface Observation {
   dispatchLagMs: number
   /** When the request was handed to the socket; undefined if it never was. */
   sendMs: number | undefined
+  /** When undici wrote its headers on a connection (after making one, where none was open); undefined unknown. */
+  headersWrittenMs: number | undefined
   headersMs: number | undefined
   firstTokenMs: number | undefined
   lastTokenMs: number | undefined
@@ -95,6 +97,7 @@ export function newObservation(
     answerIds: undefined,
     ...init,
     sendMs: undefined,
+    headersWrittenMs: undefined,
     headersMs: undefined,
     firstTokenMs: undefined,
     lastTokenMs: undefined,

@@ -18,6 +18,7 @@ import {
   LineTooLongError,
 } from './classify-error.ts'
 import { GenerateEventReader } from './generate-events.ts'
+import { whileDispatching } from './headers-written.ts'
 import type { Observation } from './observation.ts'
 import { metaOnlyChunk, parseChunk } from './parse-chunk.ts'
 import { API_PATHS, type Api } from './request-body.ts'
@@ -88,15 +89,17 @@ export async function sendRequest(
   }
   try {
     obs.sendMs = ctx.nowMs()
-    const res = await ctx.pool.request({
-      path: API_PATHS[ctx.api],
-      method: 'POST',
-      headers: { 'content-type': 'application/json', ...ctx.headers },
-      body: JSON.stringify(body),
-      signal: local.signal,
-      headersTimeout: ctx.headersTimeoutMs,
-      bodyTimeout: ctx.stallTimeoutMs,
-    })
+    const res = await whileDispatching({ onWritten: (atMs) => (obs.headersWrittenMs ??= atMs), nowMs: ctx.nowMs }, () =>
+      ctx.pool.request({
+        path: API_PATHS[ctx.api],
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...ctx.headers },
+        body: JSON.stringify(body),
+        signal: local.signal,
+        headersTimeout: ctx.headersTimeoutMs,
+        bodyTimeout: ctx.stallTimeoutMs,
+      }),
+    )
     obs.headersMs = ctx.nowMs()
     obs.httpStatus = res.statusCode
     const worker = res.headers[WORKER_HEADER]
