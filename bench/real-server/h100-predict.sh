@@ -161,9 +161,11 @@ calibrate)
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv >"$out/gpu.txt" 2>&1 || true
   serve "$out/llama-server.log" "${server[@]}"
   start=$(date +%s)
+  cat /proc/net/netstat >"$out/calibrate-netstat-before.txt" 2>/dev/null || true
   cli calibrate http://127.0.0.1:$port --api completions --name "${NAME:-llamacpp-h100-random-0.8b}" --budget-s 200 --layers 16 \
     --out "$llama/profile.json" --work-dir $w/cal 2>&1 | tee "$out/calibrate.log"
   echo "calibrated in $(($(date +%s) - start)) s of GPU time" | tee -a "$out/calibrate.log"
+  cat /proc/net/netstat >"$out/calibrate-netstat-after.txt" 2>/dev/null || true
   cp "$llama/profile.json" "$out/profile.json"
   ;;
 fresh | used)
@@ -171,8 +173,12 @@ fresh | used)
   profile=${PROFILE:-}
   if [ -z "$profile" ] && [ -f "$llama/profile.json" ]; then profile=$llama/profile.json; fi
   profile=${profile:-$repo/bench/real-server/profiles/llamacpp-h100-random-0.8b.json}
+  # the host's TCP counters around the loads: llama.cpp listens with a queue of 5, and a SYN it drops is sent again a
+  # second later inside a request's TTFT (ListenOverflows, TCPSynRetrans; session 50); connect_wait says which rows
+  cat /proc/net/netstat >"$out/$step-netstat-before.txt" 2>/dev/null || true
   node "$repo/bench/real-server/predict-check.ts" "$profile" "$step" $w/$step -- "${server[@]}" \
     2>&1 | tee "$out/$step.log"
+  cat /proc/net/netstat >"$out/$step-netstat-after.txt" 2>/dev/null || true
   cp $w/$step/$step-table.md $w/$step/$step-rows.json "$out/" || true
   tar czf "$out/$step-runs.tgz" --exclude='*.html' -C "$w" "$step"
   ;;
