@@ -1,16 +1,16 @@
 import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parse } from 'csv-parse/sync'
 import { expect, test } from 'vitest'
 import { cli } from './helpers/cli.ts'
 import { startSimWorker } from './helpers/sim.ts'
 
-/** A probe's requests.csv as its rows' error types, '' for a success. */
-const errorTypes = (folder: string): string[] => {
-  const [header, ...lines] = readFileSync(join(folder, 'requests.csv'), 'utf8').trim().split('\n')
-  const at = (header as string).split(',').indexOf('error_type')
-  return lines.map((l) => l.split(',')[at] as string)
-}
+/** A probe's requests.csv as its rows' error types, '' for a success (its error texts quoted, commas and all). */
+const errorTypes = (folder: string): string[] =>
+  (parse(readFileSync(join(folder, 'requests.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>).map(
+    (r) => r['error_type'] as string,
+  )
 
 test('a probe whose connections the server dropped is probed once more, and the calibration goes on', async () => {
   // the worker closes its 3rd and 4th generation requests' connections unanswered: two of the warm-up probe's 16,

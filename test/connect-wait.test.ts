@@ -1,17 +1,15 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { parse } from 'csv-parse/sync'
 import { expect, test } from 'vitest'
 import { benchRequests } from '../src/index.ts'
 import { ANY_PACE } from './helpers/any-pace.ts'
 import { startFixtureServer } from './helpers/fixture-server.ts'
 
-/** requests.csv as rows of its named cells. */
-const rows = (folder: string): Array<Record<string, string>> => {
-  const [header, ...lines] = readFileSync(join(folder, 'requests.csv'), 'utf8').trim().split('\n')
-  const names = (header as string).split(',')
-  return lines.map((l) => Object.fromEntries(l.split(',').map((v, i) => [names[i], v])))
-}
+/** requests.csv as rows of its named cells (quoted cells too: an error's text may hold commas). */
+const rows = (folder: string): Array<Record<string, string>> =>
+  parse(readFileSync(join(folder, 'requests.csv'), 'utf8'), { columns: true }) as Array<Record<string, string>>
 
 test('connect_wait: a request whose connection the full listen queue held back says how long, and its TTFT holds it', async () => {
   const server = await startFixtureServer('full-listen-queue')

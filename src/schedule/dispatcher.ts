@@ -64,8 +64,8 @@ const napped = (lateMs: number): void => {
   overslept[oversleptAt] = lateMs
   oversleptAt = (oversleptAt + 1) % overslept.length
   // the 4th largest, in one pass, by plain assignments: the destructuring swaps this had allocated an array each,
-  // for every late nap of the window on every nap — a fifth of what a load thread allocated at 2,000 req/s (114 of 480
-  // MB sampled over 6 s), and what it allocates its scavenges promote (issue 46's peak RSS)
+  // for every late nap of the window on every nap — a fifth of what a load thread allocated at 2,000 req/s (114 of
+  // 480 MB sampled over 6 s), and what it allocates its scavenges promote (issue 46's peak RSS)
   let a = 0
   let b = 0
   let c = 0

@@ -48,7 +48,7 @@ Faults:
                                     own progress, however busy the machine (tests wait on this, not on time)
   --fault-refuse-after S            stop accepting connections S seconds after becoming ready
   --fault-error-rate P              fail a fraction P of requests (500, or an error chunk when streaming)
-  --fault-drop-requests N,M        close the connection of the Nth and Mth generation requests (counted from 1)
+  --fault-drop-requests N,M         close the connection of the Nth and Mth generation requests (counted from 1)
                                     unanswered, as a server that drops a connection now and then
   --fault-stall-rate P              pause a fraction P of streams half-way, for --fault-stall-ms
   --fault-stall-ms MS               the pause, in milliseconds (default 2000)
