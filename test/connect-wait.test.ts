@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parse } from 'csv-parse/sync'
 import { expect, test } from 'vitest'
+import { connectionWaits } from '../src/calibrate/connection-waits.ts'
 import { benchRequests } from '../src/index.ts'
 import { ANY_PACE } from './helpers/any-pace.ts'
 import { startFixtureServer } from './helpers/fixture-server.ts'
@@ -45,6 +46,13 @@ test('connect_wait: a request whose connection the full listen queue held back s
     // in the summary, ms, as every duration
     const p99 = run.summary.metrics['connect_wait']?.p99 as number
     expect(p99).toBeGreaterThan(900)
+    // calibrate's line for such a probe: how many of its requests started a second late, and where to read them
+    const late = waits.filter((w) => w.wait >= 0.5).map((w) => w.wait.toFixed(2))
+    expect(connectionWaits(run, 'decode-c10-p4')).toBe(
+      `decode-c10-p4: ${late.length} of 10 requests waited ${late.sort()[0]}–${late.at(-1)} s for their connection ` +
+        "(the server's listen queue was full: a SYN sent again after 1 s), so they started late; connect_wait in " +
+        join(outDir, 'requests.csv'),
+    )
   } finally {
     await server.stop()
   }

@@ -8,6 +8,7 @@ import { probeCacheState } from '../load/server-probe.ts'
 import { benchRequests } from '../run/bench-requests.ts'
 import type { BenchRun } from '../summarise/bench-run.ts'
 import { percentileSorted } from '../summarise/statistics.ts'
+import { connectionWaits } from './connection-waits.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { type RepairedPoint, repairLoneOutliers } from './lone-outliers.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
@@ -371,7 +372,7 @@ async function calibrate(
     mkdirSync(outDir, { recursive: true })
     // the model and the key are the server's: a simulated worker takes any model and wants no key
     const model = server ? opts.model : undefined
-    return await benchRequests(
+    const run = await benchRequests(
       { url, ...(model === undefined ? {} : { model }) },
       {
         api: opts.api,
@@ -386,6 +387,9 @@ async function calibrate(
         ...o,
       },
     )
+    const waited = server ? connectionWaits(run, name) : undefined
+    if (waited !== undefined) opts.onProbe?.(waited)
+    return run
   }
   const ok = (run: BenchRun, what: string): void => {
     const failed = run.summary.requests - run.summary.successes
