@@ -41,7 +41,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh pair|calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|endpoint|churn|batch|pin|mixed|slotwait|window|streamtpot|pathprobe|loadsteps|drift|tail|build-new|spec}
+step=${1:?usage: h100-predict.sh pair|calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|endpoint|churn|batch|pin|mixed|slotwait|window|streamtpot|pathprobe|loadsteps|drift|tail|build-new|spec|graphs}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 # PORT, W: the server's port and the work folder, so that `pair` can run two steps at once, a GPU each
@@ -197,6 +197,17 @@ endpoint)
   port=$((port + 2))
   serve "$out/llama-server-2.log" "${server[@]}"
   python3 "$repo/bench/real-server/endpoint-probe.py" http://127.0.0.1:$port used "$out/endpoint.jsonl"
+  ;;
+graphs)
+  # one stream's step on a fresh server, after a churn that keeps defrag running (then every slot erased), and on a
+  # fresh server without CUDA graphs (graphs-probe.py, session 51)
+  mkdir -p $w/slots
+  serve "$out/llama-server.log" "${server[@]}" --slot-save-path $w/slots
+  python3 "$repo/bench/real-server/graphs-probe.py" http://127.0.0.1:$port default "$out/graphs.jsonl"
+  kill $pid && wait $pid 2>/dev/null || true
+  port=$((port + 2))
+  GGML_CUDA_DISABLE_GRAPHS=1 serve "$out/llama-server-2.log" "${server[@]}"
+  python3 "$repo/bench/real-server/graphs-probe.py" http://127.0.0.1:$port nographs "$out/graphs.jsonl"
   ;;
 churn)
   # the same pinned prefill and decode on a server filled in order and on one that served traffic (churn-probe.py)
