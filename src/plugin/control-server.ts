@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { nodeHttp } from '../common/node-http.ts'
 import type { StartedTopology } from '../topology/started-topology.ts'
 
 export interface ControlServer {
@@ -18,7 +19,7 @@ export async function startControlServer(
   onProgress: (line: string, done: boolean) => void,
 ): Promise<ControlServer> {
   const token = randomBytes(16).toString('hex')
-  const server: Server = createServer(async (req, res) => {
+  const server: Server = nodeHttp.createServer(async (req, res) => {
     const reply = (status: number, body: unknown): void => {
       res.writeHead(status, { 'content-type': 'application/json' })
       res.end(JSON.stringify(body))

@@ -1,7 +1,8 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { parentPort, workerData } from 'node:worker_threads'
 import { Pool } from 'undici'
+import { nodeHttp } from '../../common/node-http.ts'
 import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
 import { readBody, sendJson } from '../shared/http-util.ts'
 import { forwardRequest, type RouteDesk, type Upstream } from './forward-request.ts'
@@ -108,7 +109,7 @@ async function serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
   return forwardRequest({ cfg, desk, thread: data.thread }, path, await readBody(req), req, res)
 }
 
-const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+const server = nodeHttp.createServer({ keepAliveTimeout: 5000 }, (req, res) => {
   serve(req, res).catch((err: unknown) => {
     if (!res.headersSent) sendJson(res, 500, { error: { message: `Internal router error: ${(err as Error).message}` } })
     else res.destroy()

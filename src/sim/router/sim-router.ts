@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { nodeHttp } from '../../common/node-http.ts'
 import { readBody, sendJson, sendText } from '../shared/http-util.ts'
 import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { ConcurrencyLimit, countedAdmission } from './concurrency-limit.ts'
@@ -187,14 +188,14 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
   const desk = localDesk(cfg, makePolicy(cfg), metrics, () => registry.list())
   const fwd: RouterContext = { cfg, desk, thread: 0, metrics, limit: new ConcurrencyLimit(cfg) }
   let listening = false
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => {
+  const server = nodeHttp.createServer({ keepAliveTimeout: 5000 }, (req, res) => {
     route(cfg, registry, fwd, req, res, () => listening).catch((err: unknown) => {
       if (!res.headersSent)
         sendJson(res, 500, { error: { message: `Internal router error: ${(err as Error).message}` } })
       else res.destroy()
     })
   })
-  const prom = createServer((req, res) => {
+  const prom = nodeHttp.createServer((req, res) => {
     if ((req.url ?? '').startsWith('/metrics')) {
       void metrics.registry.metrics().then((text) => sendText(res, 200, text, metrics.registry.contentType))
     } else sendText(res, 404, 'Not Found')
@@ -206,7 +207,7 @@ export async function runSimRouter(argv: readonly string[]): Promise<Server> {
     // the forwarders pass every route but the data plane here, where the registry and the metrics are; this thread
     // forwards none itself, so a decision never waits behind a burst of chunks (as main thread and forwarder, it
     // was the router's busiest thread and ran 0.3 s late in 10 s at 215k chunks/s, its siblings 0.1 s)
-    const admin = createServer({ keepAliveTimeout: 5000 }, (req, res) => server.emit('request', req, res))
+    const admin = nodeHttp.createServer({ keepAliveTimeout: 5000 }, (req, res) => server.emit('request', req, res))
     const adminPort = await listen(admin, 0, '127.0.0.1')
     const data = { argv: [...argv], port: cfg.port, host: cfg.host, adminPort, limitEnabled: fwd.limit.enabled }
     port = await startForwarders(threads, data, fwd)

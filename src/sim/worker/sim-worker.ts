@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import type { IncomingMessage, Server, ServerResponse } from 'node:http'
+import { nodeHttp } from '../../common/node-http.ts'
 import { sendJson } from '../shared/http-util.ts'
 import { exitOnSignals, listen } from '../shared/serve-process.ts'
 import { handleGenerate } from './generate-route.ts'
@@ -71,7 +72,7 @@ export async function runSimWorker(argv: readonly string[]): Promise<Server> {
     process.stderr.write(`${config.faultCrashAtStart}\n`)
     process.exit(1)
   }
-  const server = createServer({ keepAliveTimeout: 5000 }, (req, res) => handle(state, req, res))
+  const server = nodeHttp.createServer({ keepAliveTimeout: 5000 }, (req, res) => handle(state, req, res))
   const port = await listen(server, config.port, config.host)
   const link = await listenRouterLink((req, res) => handle(state, req, res))
   state.linkPath = link.path
