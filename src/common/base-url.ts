@@ -1,4 +1,5 @@
-import { type Dispatcher, Pool } from 'undici'
+import type { Dispatcher, Pool as UndiciPool } from 'undici'
+import { Pool } from './undici-core.ts'
 
 /**
  * A server's URL as the load uses it: its origin, the path prefix it is served under (a reverse proxy's `/sglang`),
@@ -41,7 +42,7 @@ export function baseUrl(url: string): BaseUrl {
  * A connection pool to `url`'s origin whose every request goes under its prefix, with its query and its
  * credentials: `pool.request({ path: '/generate' })` reaches `https://host/sglang/generate?key=…`.
  */
-export function poolFor(url: string, options: Pool.Options): Dispatcher {
+export function poolFor(url: string, options: UndiciPool.Options): Dispatcher {
   const b = baseUrl(url)
   const pool = new Pool(b.origin, options)
   if (b.prefix === '' && b.query === '' && b.authorization === undefined) return pool

@@ -1,4 +1,4 @@
-import { request } from 'undici'
+import { request } from './undici-core.ts'
 
 export interface Readiness {
   /** Path polled until it answers `status` (SGLang worker: /health; router: /readiness). */

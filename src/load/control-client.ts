@@ -1,5 +1,5 @@
-import { request } from 'undici'
 import { LlmPerfError } from '../common/errors.ts'
+import { request } from '../common/undici-core.ts'
 
 /** Where the Vitest main process, which owns the launched servers and the terminal, takes requests from tests. */
 export interface ControlEndpoint {

@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs'
-import { Pool } from 'undici'
+import { Pool } from '../../common/undici-core.ts'
 import { SIM_LINK_ROUTE } from '../shared/sim-link.ts'
 import { PrefixCache } from '../worker/prefix-cache.ts'
 import { CircuitBreaker } from './circuit-breaker.ts'
