@@ -296,7 +296,9 @@ test('a /metrics answered late is still a sample: a worker frozen 350 ms at a ti
   while (!done) {
     await freeze(pid, 350)
     freezes++
-    await new Promise((r) => setTimeout(r, 30))
+    // thawed longer than a tick: a fresh scrape is answered between freezes as well as the one each freeze held (thawed
+    // 30 ms, a busy clean-clone CI read 8 samples for 8 freezes, where each freeze's held scrape alone makes 8)
+    await new Promise((r) => setTimeout(r, 150))
   }
   const { summary } = await run
   const worker = summary.server_metrics?.sources['worker-1']
