@@ -140,6 +140,13 @@ const heldBack = (r: BenchRun): number => {
   return ok.length === 0 ? Number.NaN : held / ok.length
 }
 
+/**
+ * A run's requests that waited ≥ 0.5 s for their connection (`connect_wait`): llama.cpp listens with a queue of 5, and
+ * a SYN dropped beyond it is sent again after 1 s (session 51: none in the rows, 44 of 64 in each fill).
+ */
+const waitedForConnection = (r: BenchRun): number =>
+  r.records.filter((x) => x.connect_wait !== undefined && x.connect_wait >= 0.5).length
+
 type Figures = { ttft_p50: number; ttft_p90: number; tpot_p50: number; tpot_p90: number }
 /**
  * STEADY=1: closed-loop users send 8 requests each, not 4, and a row's figures leave out each user's first request.
@@ -270,7 +277,7 @@ async function point(name: string, load: Partial<BenchOptions>, seed: number) {
       measured: real === undefined ? (known as { measured: Figures }).measured : of(real),
       predicted: of(predicted),
       ok: real?.summary.success_rate ?? 1,
-      ...(real === undefined ? {} : { held: heldBack(real) }),
+      ...(real === undefined ? {} : { held: heldBack(real), waited: waitedForConnection(real) }),
       ...(rounds === undefined ? {} : { rounds }),
     }
   } finally {
