@@ -31,9 +31,12 @@ test('--max-concurrency 8 means what bench_serving means: ttft from the send, th
     expect(r.exitCode, r.all).toBe(0)
   }
   const [c, u, f] = [summaryOf(capped), summaryOf(users), summaryOf(inFlight)]
+  // within 2.5× of closed-loop users' (1.00-1.02 here, alone and beside two CPU hogs; 0.64 once on a clean-clone CI,
+  // the runs one after the other beside two other timing files): a ttft that held the wait for a slot reads far past
+  // it, as --max-in-flight's does (14.9× users' here)
   const ratio = c.metrics.ttft.p50 / u.metrics.ttft.p50
-  expect(ratio).toBeGreaterThan(1 / 1.5)
-  expect(ratio).toBeLessThan(1.5)
+  expect(ratio).toBeGreaterThan(1 / 2.5)
+  expect(ratio).toBeLessThan(2.5)
   // the wait is its own figure, far larger than ttft here (96 requests due at once, 8 at a time) and outside it
   expect(c.metrics.client_queue_time.p50).toBeGreaterThan(5 * c.metrics.ttft.p50)
   // --max-in-flight keeps the open-loop meaning: the same wait is inside its ttft
