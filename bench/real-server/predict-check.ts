@@ -15,6 +15,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { execa, type ResultPromise } from 'execa'
+import { lateConnections } from '../../src/calibrate/connection-waits.ts'
 import { startProfileWorker } from '../../src/calibrate/profile-worker.ts'
 import { findCapacity } from '../../src/capacity/find-capacity.ts'
 import { poolFor } from '../../src/common/base-url.ts'
@@ -139,13 +140,6 @@ const heldBack = (r: BenchRun): number => {
   const held = ok.filter((x) => (x.chunks ?? 0) < (x.actual_output_tokens ?? 0)).length
   return ok.length === 0 ? Number.NaN : held / ok.length
 }
-
-/**
- * A run's requests that waited ≥ 0.5 s for their connection (`connect_wait`): llama.cpp listens with a queue of 5, and
- * a SYN dropped beyond it is sent again after 1 s (session 51: none in the rows, 44 of 64 in each fill).
- */
-const waitedForConnection = (r: BenchRun): number =>
-  r.records.filter((x) => x.connect_wait !== undefined && x.connect_wait >= 0.5).length
 
 type Figures = { ttft_p50: number; ttft_p90: number; tpot_p50: number; tpot_p90: number }
 /**
@@ -277,7 +271,7 @@ async function point(name: string, load: Partial<BenchOptions>, seed: number) {
       measured: real === undefined ? (known as { measured: Figures }).measured : of(real),
       predicted: of(predicted),
       ok: real?.summary.success_rate ?? 1,
-      ...(real === undefined ? {} : { held: heldBack(real), waited: waitedForConnection(real) }),
+      ...(real === undefined ? {} : { held: heldBack(real), waited: lateConnections(real).length }),
       ...(rounds === undefined ? {} : { rounds }),
     }
   } finally {

@@ -7,19 +7,21 @@ import type { BenchRun } from '../summarise/bench-run.ts'
  */
 const WAITED_S = 0.5
 
+/** The connect_wait (s) of a run's requests, failed ones too, that waited WAITED_S or more for their connection. */
+export const lateConnections = (run: BenchRun): number[] =>
+  [...run.table.known('connect_wait', { all: true })].filter((w) => w >= WAITED_S)
+
 /**
  * The line calibrate prints for a probe some of whose requests waited for their connection (their `connect_wait`),
  * else undefined. A probe's users are meant to start together (a decode row's streams batch as one), and one that
  * waited a second started behind them: the row then times fewer streams than it says.
  */
 export function connectionWaits(run: BenchRun, name: string): string | undefined {
-  const waits = run.records.flatMap((r) =>
-    r.connect_wait !== undefined && r.connect_wait >= WAITED_S ? [r.connect_wait] : [],
-  )
+  const waits = lateConnections(run)
   if (waits.length === 0) return undefined
   const s = (x: number): string => x.toFixed(2)
   return (
-    `${name}: ${waits.length} of ${run.records.length} requests waited ${s(Math.min(...waits))}–` +
+    `${name}: ${waits.length} of ${run.table.length} requests waited ${s(Math.min(...waits))}–` +
     `${s(Math.max(...waits))} s for their connection (the server's listen queue was full: a SYN sent again ` +
     `after 1 s), so they started late; connect_wait in ${run.files.csv}`
   )

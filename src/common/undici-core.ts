@@ -21,11 +21,12 @@ function dispatchers(): { Pool: typeof Undici.Pool; Agent: typeof Undici.Agent }
     return require('undici') as typeof Undici
   }
 }
-export const { Pool, Agent } = dispatchers()
+const core = dispatchers()
+export const Pool = core.Pool
 export type Pool = Undici.Pool
 
-/** The Agent of this module's request(): undici's own global dispatcher is made by its index. */
-const agent = new Agent()
+/** The Agent of this module's request(), made at its first: undici's own global dispatcher is made by its index. */
+let agent: Undici.Agent | undefined
 
 /** undici's request(url, options) (the method GET unless given), on this module's Agent. */
 export function request(
@@ -35,6 +36,7 @@ export function request(
   } = {},
 ): Promise<Undici.Dispatcher.ResponseData> {
   const u = new URL(url)
+  agent ??= new core.Agent()
   return agent.request({
     ...options,
     origin: u.origin,
