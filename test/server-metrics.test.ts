@@ -218,13 +218,18 @@ test('a freeze across a request’s last step is counted once: neither lost when
     }
     const e2e = Number(/"e2e_latency":\s*([\d.e+-]+)/u.exec(text)?.[1])
     expect(e2e, text).toBeGreaterThan(0)
-    // the step had ended before the freeze (an idle engine's freeze is the test above; it costs this one ~0.02 s)
-    if (e2e < 0.9) continue
+    // the step had ended before the freeze (an idle engine's freeze is the test above): the next try starts once the
+    // worker has counted this one, so that its count is not read into the next try's
+    if (e2e < 0.9) {
+      await caughtUp(worker?.url as string, before, 0.75)
+      continue
+    }
     judged++
     // the freeze less what was left of the step and the engine's 20 ms of catch-up: 0.85–0.98 s, once
     const lost = (await caughtUp(worker?.url as string, before, 0.75)) - before
-    expect(lost).toBeGreaterThan(0.75)
-    expect(lost).toBeLessThan(1.1)
+    const said = `try ${k}: ${lost.toFixed(3)} s counted from ${before.toFixed(3)} s; the answer: ${text}`
+    expect(lost, said).toBeGreaterThan(0.75)
+    expect(lost, said).toBeLessThan(1.1)
   }
   // at least one freeze inside the step, whatever the machine did to this client
   expect(judged).toBeGreaterThan(0)

@@ -14,22 +14,28 @@ export class FellBehindMeter {
   readonly #timer: NodeJS.Timeout
 
   /**
-   * `counts` says whether lateness counts now (a worker's engine measures its own while it steps), `onLate` hears
-   * each addition (and when, in performance.now()), `toleranceMs` is the lateness not counted (2 ms; a worker's, its
-   * engine's catch-up of 20 ms).
+   * `counts` says which part of a late interval [fromMs, toMs] counts (all of it unless given; a worker's engine
+   * measures its own while it steps), `onLate` hears each addition (and when it ended, in performance.now()),
+   * `toleranceMs` is the lateness not counted (2 ms; a worker's, its engine's catch-up of 20 ms).
    */
   constructor(
-    opts: { counts?: () => boolean; onLate?: (seconds: number, atMs: number) => void; toleranceMs?: number } = {},
+    opts: {
+      counts?: (fromMs: number, toMs: number) => readonly [number, number] | undefined
+      onLate?: (seconds: number, atMs: number) => void
+      toleranceMs?: number
+    } = {},
   ) {
     const tolerance = opts.toleranceMs ?? TOLERANCE_MS
     let due = performance.now() + TICK_MS
     this.#timer = setInterval(() => {
       const now = performance.now()
-      const late = now - due
-      if (late > tolerance && (opts.counts?.() ?? true)) {
-        const seconds = (late - tolerance) / 1000
-        this.#behindS += seconds
-        opts.onLate?.(seconds, now)
+      if (now - due > tolerance) {
+        const part = opts.counts === undefined ? [due + tolerance, now] : opts.counts(due + tolerance, now)
+        if (part !== undefined) {
+          const seconds = (part[1] - part[0]) / 1000
+          this.#behindS += seconds
+          opts.onLate?.(seconds, part[1])
+        }
       }
       due = now + TICK_MS
     }, TICK_MS)

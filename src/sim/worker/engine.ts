@@ -101,6 +101,24 @@ export class SimEngine {
   get busy(): boolean {
     return this.#busy
   }
+  /**
+   * The part of [fromMs, toMs] (performance.now()) the engine spent idle, where no timeline of its own measures
+   * lateness; undefined if none. Judged by when it last changed state, not by its state now: a worker frozen while
+   * idle, whose request (tokenized meanwhile, or read from its socket) starts a step as it resumes, is busy by the
+   * time its event loop's late timer is seen, and the freeze was idle time all the same.
+   */
+  idleWithin(fromMs: number, toMs: number): readonly [number, number] | undefined {
+    const [from, to] = this.#busy
+      ? [fromMs, Math.min(toMs, this.#changedMs)]
+      : [Math.max(fromMs, this.#changedMs), toMs]
+    return to > from ? [from, to] : undefined
+  }
+  #setBusy(busy: boolean): void {
+    if (busy !== this.#busy) this.#changedMs = performance.now()
+    this.#busy = busy
+  }
+  /** When `#busy` last changed (performance.now()). */
+  #changedMs = Number.NEGATIVE_INFINITY
   get generatedTotal(): number {
     return this.#generatedTotal
   }
@@ -160,7 +178,7 @@ export class SimEngine {
       // of 2,048 prompt tokens that took their prompts; the server's own log, bench/real-server in docs/calibration.md)
       const launchMs = this.#loopMs
       this.#loopMs = 0
-      this.#busy = true
+      this.#setBusy(true)
       this.#after(launchMs / this.#cfg.speed, dueMs, () => this.#startStep())
       return
     }
@@ -171,13 +189,13 @@ export class SimEngine {
     const decode = mixed ? decoding : prefill.length > 0 ? [] : this.#decodeBatch()
     if (prefill.length === 0 && decode.length === 0) {
       const stalled = this.#running.some((r) => r.stalledUntilMs > performance.now())
-      this.#busy = stalled
+      this.#setBusy(stalled)
       // a stall is time the fault asked for, not time lost
       if (stalled) this.#virtualEndMs = dueMs
       if (stalled) setTimeout(() => this.#startStep(), 1)
       return
     }
-    this.#busy = true
+    this.#setBusy(true)
     const nowMs = performance.now()
     const startEpoch = epochNowMs() / 1000
     for (const [req] of prefill) {

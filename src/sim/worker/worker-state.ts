@@ -64,7 +64,7 @@ export class WorkerState {
     // an idle engine has no timeline to fall behind: the event loop's lateness says what a freeze cost then
     if (metrics !== undefined)
       new FellBehindMeter({
-        counts: () => !engine.busy,
+        counts: (fromMs, toMs) => engine.idleWithin(fromMs, toMs),
         onLate: (s, atMs) => metrics.fellBehind(atMs - s * 1000, atMs),
         toleranceMs: MAX_CATCH_UP_MS,
       })
