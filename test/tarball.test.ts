@@ -48,15 +48,15 @@ test('from the tarball in a fresh project: every command has --help with example
   const installed = await npm(['install', '--prefer-offline', join(work, tarball), `vitest@${vitest}`], project)
   expect(installed.exitCode, installed.all).toBe(0)
   expect(existsSync(join(project, 'node_modules', 'vitest-llm-perf', 'src'))).toBe(false)
-  const cli = (args: string[], timeout = 120_000) =>
-    execa('npx', ['vitest-llm-perf', ...args], { cwd: project, all: true, reject: false, timeout })
-
-  // the top --help through npx, as a user types it; each command's through the bin npx would run (an npx is ~0.7 s of
-  // CPU on CI's 2 cores, nine of them ~6 s beside the other unit files); side by side (they only print)
+  // the top --help through npx, as a user types it; every other command through the bin npx runs (an npx is ~0.7 s of
+  // CPU on CI's 2 cores: the nine --help, two runs, report, compare, sweep, capacity, init and the server ~11 s beside
+  // the other unit files); the --help side by side (they only print)
   const installedBin = join(project, 'node_modules', '.bin', 'vitest-llm-perf')
+  const cli = (args: string[], timeout = 120_000) =>
+    execa(installedBin, args, { cwd: project, all: true, reject: false, timeout })
   const [top, ...helps] = await Promise.all([
-    cli(['--help']),
-    ...COMMANDS.map((c) => execa(installedBin, [c, '--help'], { cwd: project, all: true, reject: false })),
+    execa('npx', ['vitest-llm-perf', '--help'], { cwd: project, all: true, reject: false }),
+    ...COMMANDS.map((c) => cli([c, '--help'])),
   ])
   expect(top?.exitCode, top?.all).toBe(0)
   for (const c of COMMANDS) expect(top?.stdout).toContain(`  ${c} `)
@@ -67,7 +67,7 @@ test('from the tarball in a fresh project: every command has --help with example
   })
 
   // a simulated worker from the installed package, on a free port it prints
-  const server = execa('npx', ['vitest-llm-perf', 'sim-server', '--port', '0', '--enable-metrics', '--speed', '8'], {
+  const server = execa(installedBin, ['sim-server', '--port', '0', '--enable-metrics', '--speed', '8'], {
     cwd: project,
     reject: false,
   })
