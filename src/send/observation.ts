@@ -87,15 +87,23 @@ export function newObservation(
       Pick<Observation, 'requestedPromptTokens' | 'chat' | 'sessionId' | 'turn' | 'answer' | 'answerIds' | 'slotWaitMs'>
     >,
 ): Observation {
+  // one literal, every field in one order, none spread in: a spread before the rest made V8 copy `init` and then add
+  // each later field one transition at a time, 13.5 µs a request of a load thread's CPU (a profile at 200 req/s)
   return {
-    requestedPromptTokens: undefined,
-    chat: false,
-    sessionId: undefined,
-    turn: undefined,
-    slotWaitMs: undefined,
-    answer: undefined,
-    answerIds: undefined,
-    ...init,
+    index: init.index,
+    reqId: init.reqId,
+    inputLength: init.inputLength,
+    expectedOutputLength: init.expectedOutputLength,
+    arrivalMs: init.arrivalMs,
+    dispatchLagMs: init.dispatchLagMs,
+    host: init.host,
+    requestedPromptTokens: init.requestedPromptTokens,
+    chat: init.chat ?? false,
+    sessionId: init.sessionId,
+    turn: init.turn,
+    slotWaitMs: init.slotWaitMs,
+    answer: init.answer,
+    answerIds: init.answerIds,
     sendMs: undefined,
     headersWrittenMs: undefined,
     headersMs: undefined,
