@@ -22,21 +22,28 @@ test('--max-concurrency 8 means what bench_serving means: ttft from the send, th
   const capped = outDir()
   const users = outDir()
   const inFlight = outDir()
-  for (const [dir, flags] of [
-    [capped, ['--max-concurrency', '8']],
-    [users, ['--users', '8']],
-    [inFlight, ['--max-in-flight', '8']],
-  ] as const) {
-    const r = await cli(['run', worker.url, ...flags, ...workload, '--out-dir', dir])
-    expect(r.exitCode, r.all).toBe(0)
+  // --max-concurrency and closed-loop users at the same time, each on a worker of its own: whatever the machine does
+  // meanwhile (other test files, a busy CI) it does to both. One after the other they once read 0.64× on a clean-clone
+  // CI, beside two other timing files, where alone they read 1.00-1.02
+  const twin = await startSimWorker(['--enable-cache-report', '--speed', '2'], 'issue-30-twin')
+  try {
+    const [a, b] = await Promise.all([
+      cli(['run', worker.url, '--max-concurrency', '8', ...workload, '--out-dir', capped]),
+      cli(['run', twin.url, '--users', '8', ...workload, '--out-dir', users]),
+    ])
+    expect(a.exitCode, a.all).toBe(0)
+    expect(b.exitCode, b.all).toBe(0)
+  } finally {
+    await twin.stop()
   }
+  const r = await cli(['run', worker.url, '--max-in-flight', '8', ...workload, '--out-dir', inFlight])
+  expect(r.exitCode, r.all).toBe(0)
   const [c, u, f] = [summaryOf(capped), summaryOf(users), summaryOf(inFlight)]
-  // within 2.5× of closed-loop users' (1.00-1.02 here, alone and beside two CPU hogs; 0.64 once on a clean-clone CI,
-  // the runs one after the other beside two other timing files): a ttft that held the wait for a slot reads far past
-  // it, as --max-in-flight's does (14.9× users' here)
+  // within 1.5× of closed-loop users': a ttft that held the wait for a slot reads far past it, as --max-in-flight's
+  // does (14.9× users' here)
   const ratio = c.metrics.ttft.p50 / u.metrics.ttft.p50
-  expect(ratio).toBeGreaterThan(1 / 2.5)
-  expect(ratio).toBeLessThan(2.5)
+  expect(ratio).toBeGreaterThan(1 / 1.5)
+  expect(ratio).toBeLessThan(1.5)
   // the wait is its own figure, far larger than ttft here (96 requests due at once, 8 at a time) and outside it
   expect(c.metrics.client_queue_time.p50).toBeGreaterThan(5 * c.metrics.ttft.p50)
   // --max-in-flight keeps the open-loop meaning: the same wait is inside its ttft
