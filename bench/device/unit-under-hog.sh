@@ -5,7 +5,7 @@
 # .device/ holds node.xz (node@24's binary) and node_modules-dev.tar.xz (this tree's node_modules without the
 # linters and type checker). The GPU machine has neither Chromium nor PostgreSQL: those tests skip there.
 set -euo pipefail
-project=${1:?usage: unit-under-hog.sh unit|unit-timing [copies] [hog|nohog]}
+project=${1:?usage: unit-under-hog.sh unit|unit-timing|unit-alone [copies] [hog|nohog]}
 copies=${2:-5}
 hog=${3:-hog}
 . bench/device/node-env.sh
