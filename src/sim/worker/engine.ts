@@ -97,10 +97,6 @@ export class SimEngine {
   #idleCells(): number {
     return this.#slots.reduce((acc, s) => acc + (s.busy ? 0 : s.retained), 0)
   }
-  /** Stepping (a step in progress or due): its own timeline measures how far it falls behind. */
-  get busy(): boolean {
-    return this.#busy
-  }
   /**
    * The part of [fromMs, toMs] (performance.now()) the engine spent idle, where no timeline of its own measures
    * lateness; undefined if none. Judged by when it last changed state, not by its state now: a worker frozen while

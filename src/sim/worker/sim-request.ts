@@ -36,3 +36,35 @@ export type FinishReason =
   | { type: 'length'; length: number }
   | { type: 'stop'; matched: number }
   | { type: 'abort'; message: string; status_code: number }
+
+/** What a request brings to the engine; the rest of a SimRequest is its progress, none of it yet. */
+export type SimRequestInit = Pick<
+  SimRequest,
+  'rid' | 'promptIds' | 'targetTokens' | 'createdEpoch' | 'outputId' | 'stallAtToken' | 'stallMs' | 'listener'
+>
+
+/** A request as it enters the engine: KV cache reserved for its prompt and its answer, waiting since its creation. */
+export function newSimRequest(init: SimRequestInit): SimRequest {
+  return {
+    rid: init.rid,
+    promptIds: init.promptIds,
+    targetTokens: init.targetTokens,
+    reservedTokens: init.promptIds.length + init.targetTokens,
+    createdEpoch: init.createdEpoch,
+    waitEntryEpoch: init.createdEpoch,
+    forwardEntryEpoch: undefined,
+    prefillFinishedEpoch: undefined,
+    lastTokenEpoch: undefined,
+    finishedEpoch: undefined,
+    cachedTokens: 0,
+    prefillDone: 0,
+    generated: 0,
+    specVerifyCt: 0,
+    outputId: init.outputId,
+    aborted: false,
+    stallAtToken: init.stallAtToken,
+    stallMs: init.stallMs,
+    stalledUntilMs: 0,
+    listener: init.listener,
+  }
+}

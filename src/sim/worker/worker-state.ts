@@ -1,7 +1,7 @@
 import { epochNowMs } from '../../common/clock.ts'
 import { FellBehindMeter } from '../shared/fell-behind-meter.ts'
 import { MAX_CATCH_UP_MS, SimEngine } from './engine.ts'
-import type { SimRequest, SimRequestListener } from './sim-request.ts'
+import { newSimRequest, type SimRequest, type SimRequestListener } from './sim-request.ts'
 import { hashString, outputTokenId, simTokenizerPath } from './sim-tokenizer.ts'
 import { TokenizerThread } from './tokenizer-thread.ts'
 import type { WorkerConfig } from './worker-config.ts'
@@ -99,28 +99,16 @@ export class WorkerState {
     const stalls = this.draw(n.seq, 0x77) < this.config.faultStallRate && targetTokens > 2
     const seed = this.config.seed
     const outputHash = hashString(n.rid)
-    return {
+    return newSimRequest({
       rid: n.rid,
       promptIds: n.promptIds,
       targetTokens,
-      reservedTokens: n.promptIds.length + targetTokens,
       createdEpoch: n.createdEpoch,
-      waitEntryEpoch: n.createdEpoch,
-      forwardEntryEpoch: undefined,
-      prefillFinishedEpoch: undefined,
-      lastTokenEpoch: undefined,
-      finishedEpoch: undefined,
-      cachedTokens: 0,
-      prefillDone: 0,
-      generated: 0,
-      specVerifyCt: 0,
       outputId: (position) => outputTokenId(seed, outputHash, position),
-      aborted: false,
       stallAtToken: stalls ? Math.floor(targetTokens / 2) : undefined,
       stallMs: this.config.faultStallMs,
-      stalledUntilMs: 0,
       listener: n.listener,
-    }
+    })
   }
 
   /** Generation requests received so far: what `--fault-drop-requests` counts. */
