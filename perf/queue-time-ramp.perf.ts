@@ -14,7 +14,8 @@ test('queue time under load: pure_queue_time rises as the rate passes capacity',
     const run = await benchRequests(worker, {
       name: `rate=${rate}`,
       rate,
-      // 20 at the light rates (4 s at 5 req/s); a second of arrivals past capacity, whose queue then takes seconds to drain
+      // 20 at the light rates (4 s at 5 req/s); a second of arrivals past capacity, whose queue then takes seconds
+      // to drain
       requests: Math.max(20, rate),
       seed: rate,
       dataset: { kind: 'random', inputLen: 128, outputLen: 48 },
