@@ -41,7 +41,7 @@
 # with an empty pocs/CMakeLists.txt). The server is issue 43's: a random-weight llama of 16 layers × 2048 (F16,
 # ~0.8 B, tiny-llama-gguf.py), `-ngl 99 --parallel 64 -c 262144 --metrics`.
 set -euo pipefail
-step=${1:?usage: h100-predict.sh pair|calibrate|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|endpoint|churn|batch|pin|mixed|slotwait|window|streamtpot|pathprobe|loadsteps|drift|tail|build-new|spec|graphs}
+step=${1:?usage: h100-predict.sh pair|calibrate|asfound|asfound-repeat|steplog|hog|layout|layouts|fresh|used|history|explore|gpus|endpoint|churn|batch|pin|mixed|slotwait|window|streamtpot|pathprobe|loadsteps|drift|tail|build-new|spec|graphs}
 repo=$(pwd)
 out=${OUT:-/tmp/out}
 # PORT, W: the server's port and the work folder, so that `pair` can run two steps at once, a GPU each
@@ -208,6 +208,44 @@ graphs)
   port=$((port + 2))
   GGML_CUDA_DISABLE_GRAPHS=1 serve "$out/llama-server-2.log" "${server[@]}"
   python3 "$repo/bench/real-server/graphs-probe.py" http://127.0.0.1:$port nographs "$out/graphs.jsonl"
+  ;;
+asfound)
+  # session 53: calibrate's first probes on a fresh server, stopped after its as-found decode rows (ASFOUND_S seconds),
+  # then in that state one stream's own timings (asfound-probe.py) and the CLI's users 1 and 4 as calibrate's decode
+  # probes send them (128/128, bytes allowed); then a restarted server, the same loads first (the fresh check's state)
+  serve "$out/llama-server.log" "${server[@]}"
+  timeout -s INT "${ASFOUND_S:-100}" node "$repo/bin/vitest-llm-perf.js" calibrate http://127.0.0.1:$port --api completions \
+    --budget-s 200 --layers 16 --out $w/asfound-profile.json --work-dir $w/asfound-cal 2>&1 | tee "$out/asfound-calibrate.log" || true
+  asfoundLoads() {
+    for u in 1 4; do
+      cli run http://127.0.0.1:$port --api completions --users $u --requests $((u * 6)) --input-len 128 --output-len 128 \
+        --out-dir $w/asfound-$1-u$u 2>&1 | tail -1 | tee -a "$out/asfound.log"
+      node -e "const s=require('$w/asfound-$1-u$u/summary.json'); console.log('$1 users $u: TPOT p50', s.metrics.tpot?.p50, 'TTFT p50', s.metrics.client_ttft?.p50)" | tee -a "$out/asfound.log"
+    done
+  }
+  python3 "$repo/bench/real-server/asfound-probe.py" http://127.0.0.1:$port after-calibrate "$out/asfound.jsonl" | tee -a "$out/asfound.log"
+  asfoundLoads after-calibrate
+  kill $pid 2>/dev/null || true
+  wait $pid 2>/dev/null || true
+  port=$((port + 2))
+  serve "$out/llama-server-2.log" "${server[@]}"
+  asfoundLoads restarted
+  python3 "$repo/bench/real-server/asfound-probe.py" http://127.0.0.1:$port restarted "$out/asfound.jsonl" | tee -a "$out/asfound.log"
+  ;;
+asfound-repeat)
+  # calibrate's first state (its as-found prefill and decode rows) on REPEAT freshly started servers one after another,
+  # each stopped after ASFOUND_S seconds: how far a fresh server's light steps read apart from one start to the next
+  # on one machine (session 51's calibration read them 25-42 % slower than session 53's on another)
+  for i in $(seq 1 "${REPEAT:-3}"); do
+    serve "$out/llama-server-$i.log" "${server[@]}"
+    timeout -s INT "${ASFOUND_S:-70}" node "$repo/bin/vitest-llm-perf.js" calibrate http://127.0.0.1:$port \
+      --api completions --budget-s 200 --layers 16 --out $w/asfound-$i.json --work-dir $w/asfound-cal-$i 2>&1 |
+      sed "s/^/start $i: /" | tee -a "$out/asfound-repeat.log" || true
+    kill $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+    port=$((port + 2))
+  done
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >"$out/gpu-after.txt" 2>&1 || true
   ;;
 churn)
   # the same pinned prefill and decode on a server filled in order and on one that served traffic (churn-probe.py)
