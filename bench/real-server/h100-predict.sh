@@ -142,6 +142,13 @@ waitBuilt() {
   return 1
 }
 
+# calibrateFirstState SECONDS NAME: calibrate on $port as the calibrate step runs it, stopped (SIGINT) after SECONDS,
+# its profile and probes under $w/NAME*: its first state (the as-found rows) takes ~60 s on the H100 (session 53)
+calibrateFirstState() {
+  timeout -s INT "$1" node "$repo/bin/vitest-llm-perf.js" calibrate http://127.0.0.1:$port --api completions \
+    --budget-s 200 --layers 16 --out "$w/$2.json" --work-dir "$w/$2-cal"
+}
+
 case $step in
 pair)
   # two steps at once, one a GPU (nvidia-h200-x2), each its own server port, work folder and results folder:
@@ -214,23 +221,25 @@ asfound)
   # then in that state one stream's own timings (asfound-probe.py) and the CLI's users 1 and 4 as calibrate's decode
   # probes send them (128/128, bytes allowed); then a restarted server, the same loads first (the fresh check's state)
   serve "$out/llama-server.log" "${server[@]}"
-  timeout -s INT "${ASFOUND_S:-100}" node "$repo/bin/vitest-llm-perf.js" calibrate http://127.0.0.1:$port --api completions \
-    --budget-s 200 --layers 16 --out $w/asfound-profile.json --work-dir $w/asfound-cal 2>&1 | tee "$out/asfound-calibrate.log" || true
+  calibrateFirstState "${ASFOUND_S:-100}" asfound 2>&1 | tee "$out/asfound-calibrate.log" || true
   asfoundLoads() {
     for u in 1 4; do
-      cli run http://127.0.0.1:$port --api completions --users $u --requests $((u * 6)) --input-len 128 --output-len 128 \
-        --out-dir $w/asfound-$1-u$u 2>&1 | tail -1 | tee -a "$out/asfound.log"
-      node -e "const s=require('$w/asfound-$1-u$u/summary.json'); console.log('$1 users $u: TPOT p50', s.metrics.tpot?.p50, 'TTFT p50', s.metrics.client_ttft?.p50)" | tee -a "$out/asfound.log"
+      cli run http://127.0.0.1:$port --api completions --users $u --requests $((u * 6)) --input-len 128 \
+        --output-len 128 --out-dir $w/asfound-$1-u$u 2>&1 | tail -1 | tee -a "$out/asfound.log"
+      node -e "const m = require('$w/asfound-$1-u$u/summary.json').metrics
+        console.log('$1 users $u: TPOT p50', m.tpot?.p50, 'TTFT p50', m.client_ttft?.p50)" | tee -a "$out/asfound.log"
     done
   }
-  python3 "$repo/bench/real-server/asfound-probe.py" http://127.0.0.1:$port after-calibrate "$out/asfound.jsonl" | tee -a "$out/asfound.log"
+  python3 "$repo/bench/real-server/asfound-probe.py" http://127.0.0.1:$port after-calibrate "$out/asfound.jsonl" |
+    tee -a "$out/asfound.log"
   asfoundLoads after-calibrate
   kill $pid 2>/dev/null || true
   wait $pid 2>/dev/null || true
   port=$((port + 2))
   serve "$out/llama-server-2.log" "${server[@]}"
   asfoundLoads restarted
-  python3 "$repo/bench/real-server/asfound-probe.py" http://127.0.0.1:$port restarted "$out/asfound.jsonl" | tee -a "$out/asfound.log"
+  python3 "$repo/bench/real-server/asfound-probe.py" http://127.0.0.1:$port restarted "$out/asfound.jsonl" |
+    tee -a "$out/asfound.log"
   ;;
 asfound-repeat)
   # calibrate's first state (its as-found prefill and decode rows) on REPEAT freshly started servers one after another,
@@ -238,9 +247,8 @@ asfound-repeat)
   # on one machine (session 51's calibration read them 25-42 % slower than session 53's on another)
   for i in $(seq 1 "${REPEAT:-3}"); do
     serve "$out/llama-server-$i.log" "${server[@]}"
-    timeout -s INT "${ASFOUND_S:-70}" node "$repo/bin/vitest-llm-perf.js" calibrate http://127.0.0.1:$port \
-      --api completions --budget-s 200 --layers 16 --out $w/asfound-$i.json --work-dir $w/asfound-cal-$i 2>&1 |
-      sed "s/^/start $i: /" | tee -a "$out/asfound-repeat.log" || true
+    calibrateFirstState "${ASFOUND_S:-70}" "asfound-$i" 2>&1 | sed "s/^/start $i: /" |
+      tee -a "$out/asfound-repeat.log" || true
     kill $pid 2>/dev/null || true
     wait $pid 2>/dev/null || true
     port=$((port + 2))
