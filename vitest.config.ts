@@ -37,9 +37,9 @@ const TIMING = [
 ]
 /**
  * Judged by timing, and alone: calibrate's held-out TTFT p50 within 15 % of the hidden server's, 43 requests a
- * point (10 s).
- * Beside bench-serving-meanings' capacity search it read +10, +14 and +19 % while the client's and the simulator's own overhead was
- * counted twice; taken off (calibrate measures it), −1.8, +9.5 and +9.1 % — still too near 15 % to share the machine.
+ * point (10 s). Beside bench-serving-meanings' capacity search it read +10, +14 and +19 % while the client's and the
+ * simulator's own overhead was counted twice; taken off (calibrate measures it), −1.8, +9.5 and +9.1 % — still too
+ * near 15 % to share the machine.
  * Session 32, the overhead measured on a sleeping worker and the calibrated one warmed: beside it +7.2 and +8.5 % at
  * the first point, +6.1 and −1.7 % at the second (two runs), where alone they read −0.6 to +6.5 %: still alone, for
  * the ~30 s it would save. Session 52, its held-out points now side by side on the server and the simulator, it ran
