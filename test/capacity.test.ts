@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
 import { judgeStep } from '../src/capacity/step-verdict.ts'
-import { findCapacity, LlmPerfError, sweep } from '../src/index.ts'
+import type { BenchFn } from '../src/capacity/results.ts'
+import { benchRequests, findCapacity, LlmPerfError, sweep } from '../src/index.ts'
 import { matchers } from '../src/matchers/matchers.ts'
 import { normalizeSpec } from '../src/slo/slo-spec.ts'
 import { syntheticRun } from '../src/slo/synthetic-run.ts'
@@ -113,6 +114,55 @@ test('the search brackets a stand-in server’s known breaking point (33 req/s) 
     ['33'],
   )
 }, 120_000)
+
+// the confirmation's first `tries` tries judged against a dispatch lag no client meets: a busy machine, injected
+const busyConfirmations = (tries: number): BenchFn => {
+  let seen = 0
+  return (target, options) =>
+    benchRequests(
+      target,
+      String(options.name).includes('confirmation') && ++seen <= tries
+        ? { ...options, validity: { ...options.validity, maxDispatchLagMs: 1e-6 } }
+        : options,
+    )
+}
+
+test.each([
+  [1, true],
+  [2, null],
+])(
+  'a confirmation the client could not send at its pace is sent again: busy %i time(s), it holds: %s',
+  async (tries, held) => {
+    await withServer(
+      'rate-break',
+      async (url) => {
+        const dir = outDir()
+        const result = await findCapacity(
+          { url },
+          {
+            ...workload,
+            outDir: dir,
+            slo: { client_ttft: { p90: 100 } },
+            search: { min: 20, max: 40, stepDurationS: 2, precision: 0.5, confirm: { durationS: 2 } },
+          },
+          busyConfirmations(tries),
+        )
+        expect(result.capacity).toBe(30)
+        const c = result.confirmation
+        expect(c?.invalidBefore?.reason).toMatch(/the load generator fell behind/u)
+        expect(existsSync(join(c?.invalidBefore?.dir as string, 'summary.json'))).toBe(true)
+        expect(c?.dir).toBe(join(dir, 'confirm-2-27.00rps'))
+        expect(c?.holds).toBe(held)
+        expect(c?.decision).toBe(held === null ? 'invalid' : 'pass')
+        const html = readFileSync(join(dir, 'capacity.html'), 'utf8')
+        expect(html).toContain(held === null ? 'could not be judged, twice' : 'met the SLO')
+        expect(html).toContain('sent again: the first try could not be judged')
+      },
+      ['33'],
+    )
+  },
+  60_000,
+)
 
 test('a step is judged by its interval: clearly under passes, clearly over fails, straddling is undecided', () => {
   const [p90] = normalizeSpec({ client_ttft: { p90: 100 } })

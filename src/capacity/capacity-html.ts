@@ -67,10 +67,20 @@ limiting objective: ${esc(r.limitingObjective ?? '—')} · ${r.decidedWithConfi
 ended: ${esc(r.ended)}</p>${
     r.confirmation === undefined
       ? ''
-      : `<p class="${r.confirmation.holds ? 'pass' : 'fail'}"><b>${r.confirmation.holds ? '✓' : '✗'} Confirmation:</b> ${n(
-          r.confirmation.durationS,
-        )} s at ${n(r.confirmation.rate, 3)} req/s (${r.confirmation.fraction} × the capacity) ${
-          r.confirmation.holds ? 'met the SLO' : 'did not meet the SLO: the capacity does not hold'
+      : `<p class="${r.confirmation.holds === true ? 'pass' : 'fail'}"><b>${
+          r.confirmation.holds === null ? '?' : r.confirmation.holds ? '✓' : '✗'
+        } Confirmation:</b> ${n(r.confirmation.durationS)} s at ${n(r.confirmation.rate, 3)} req/s (${
+          r.confirmation.fraction
+        } × the capacity) ${
+          r.confirmation.holds === null
+            ? `could not be judged, twice: ${esc(r.confirmation.reason ?? '')}; the capacity is not confirmed`
+            : r.confirmation.holds
+              ? 'met the SLO'
+              : 'did not meet the SLO: the capacity does not hold'
+        }${
+          r.confirmation.invalidBefore === undefined
+            ? ''
+            : ` (sent again: the first try could not be judged, ${esc(r.confirmation.invalidBefore.reason)})`
         } (the last row below).</p>`
   }
 <p>Each step runs ${n(r.search.stepDurationS)} s of arrivals (longer where the SLO's percentiles need more samples);

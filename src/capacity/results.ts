@@ -65,9 +65,14 @@ export interface CapacityResult {
   stoppedBy?: 'invalid' | 'maxSteps' | 'unjudgeable' | 'unreachable' | 'interrupted'
   /**
    * The longer run at a fraction of the capacity after the search (search.confirm): the capacity holds when it
-   * passes. Absent when skipped, or when the search found no capacity.
+   * passes. Absent when skipped, or when the search found no capacity. One the client could not send at its pace
+   * (invalid) is sent once more, and the first try is `invalidBefore`; `holds` is null when both were invalid.
    */
-  confirmation?: CapacityStep & { fraction: number; holds: boolean }
+  confirmation?: CapacityStep & {
+    fraction: number
+    holds: boolean | null
+    invalidBefore?: { dir: string; reason: string }
+  }
   /** The rows of each step's first `rampS` seconds are left out of its statistics. */
   rampS: number
   search: ResolvedSearch

@@ -443,14 +443,18 @@ export async function capacityCommand(argv: string[]): Promise<number> {
       onProgress: progress(values),
     } as Parameters<typeof findCapacity>[1])
     const c = result.confirmation
-    const held = c === undefined || c.holds
+    // a confirmation that could not be judged (invalid twice) vouches for nothing: exit 1, saying why
+    const held = c === undefined || c.holds === true
     const pass = (sustain === undefined || result.capacity >= sustain) && held
     // a search that could not reach or judge the server found nothing: that is a failure, not a capacity of 0
     const broken = result.stoppedBy === 'unreachable' || result.stoppedBy === 'unjudgeable'
     // each step is another rate, so another series: the steps that met the SLO (and the confirmation) are judged
     // against their own; the overloaded ones say nothing a series can hold
     const history = await historyVerdict(
-      [...result.steps.filter((s) => s.decision === 'pass').map((s) => s.dir), ...(c === undefined ? [] : [c.dir])],
+      [
+        ...result.steps.filter((s) => s.decision === 'pass').map((s) => s.dir),
+        ...(c === undefined || c.holds === null ? [] : [c.dir]),
+      ],
       (options as { history?: Parameters<typeof historyVerdict>[1] }).history,
     )
     if (history !== undefined && values.json === true) process.stderr.write(`${history.lines.join('\n')}\n`)
@@ -465,17 +469,20 @@ export async function capacityCommand(argv: string[]): Promise<number> {
           ...(c === undefined
             ? []
             : [
-                `${c.holds ? '✓' : '✗'} confirmation: ${c.durationS} s at ${c.rate} req/s (${c.fraction} × the capacity) ` +
+                `${c.holds === null ? '?' : c.holds ? '✓' : '✗'} confirmation: ${c.durationS} s at ${c.rate} req/s ` +
+                  `(${c.fraction} × the capacity) ` +
                   `${
-                    c.holds
-                      ? 'met the SLO'
-                      : `did not meet the SLO (${
-                          c.reason ??
-                          c.objectives
-                            .filter((o) => o.verdict !== 'pass')
-                            .map((o) => `${o.objective} ${o.observed === null ? '—' : o.observed.toFixed(1)}`)
-                            .join(', ')
-                        }): the capacity does not hold`
+                    c.holds === null
+                      ? `could not be judged, twice (${c.reason}): the capacity is not confirmed`
+                      : c.holds
+                        ? 'met the SLO'
+                        : `did not meet the SLO (${
+                            c.reason ??
+                            c.objectives
+                              .filter((o) => o.verdict !== 'pass')
+                              .map((o) => `${o.objective} ${o.observed === null ? '—' : o.observed.toFixed(1)}`)
+                              .join(', ')
+                          }): the capacity does not hold`
                   }` +
                   ` · ${c.summary.achieved_rate?.toFixed(2) ?? '—'} sent/s, ${c.summary.request_throughput.toFixed(2)} done/s`,
               ]),
