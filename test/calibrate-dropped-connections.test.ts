@@ -41,3 +41,18 @@ test('a probe whose connections the server dropped is probed once more, and the 
   expect(errorTypes(join(probes, '02-warmup-again'))).toEqual(Array(16).fill(''))
   expect(r.all).not.toContain('calibration probe warm-up')
 })
+
+test('a probe that loses a few connections again is kept, said, and the calibration goes on; more is an error', async () => {
+  // 3, 4 of the warm-up's 16 and 19, 20 of its second try (2 of 16, within the 10 % kept); then every request from
+  // the 35th: the next probe's two tries lose more than they may keep, so calibrate stops and says which probe
+  const drops = [3, 4, 19, 20, ...Array.from({ length: 200 }, (_, i) => 35 + i)]
+  const server = await startSimWorker(['--speed', '8', '--fault-drop-requests', drops.join(',')], 'drops-twice')
+  const dir = mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-drops-twice-'))
+  const r = await cli(['calibrate', server.url, '--out', join(dir, 'profile.json'), '--work-dir', dir])
+  expect(r.stdout, r.all).toMatch(
+    /^ {2}warmup-again: 2 of 16 connections dropped again: kept \(at most 10 %\), its streams that many fewer while they were \(\S+requests\.csv\)$/mu,
+  )
+  expect(errorTypes(join(dir, 'probes', '02-warmup-again')).filter((t) => t !== '')).toEqual(['reset', 'reset'])
+  expect(r.exitCode).toBe(1)
+  expect(r.all).toMatch(/calibration probe .+: (\d+) of \1 requests failed \(\{"reset":\1\}\)/u)
+})

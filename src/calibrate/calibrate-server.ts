@@ -340,6 +340,11 @@ function allowedFailures(run: BenchRun): number {
   return Math.max(1, Math.floor(run.summary.requests * 0.02))
 }
 
+/** Dropped connections a probe that lost them twice may keep: 10 %, at least 2. */
+function droppedAllowed(run: BenchRun): number {
+  return Math.max(2, Math.floor(run.summary.requests * 0.1))
+}
+
 /** Whether every failed request of the run was a connection the server closed or refused, not an answer. */
 function droppedOnly(run: BenchRun): boolean {
   const types = Object.keys(run.summary.errors_by_type)
@@ -365,8 +370,21 @@ async function calibrate(
       `${name}: ${failed} of ${run.summary.requests} connections dropped by the server ` +
         `(${JSON.stringify(run.summary.errors_by_type)}; ${run.files.csv}): probed again`,
     )
-    return await probeOnce(url, `${name}-again`, o, server)
+    const again = await probeOnce(url, `${name}-again`, o, server)
+    const lost = again.summary.requests - again.summary.successes
+    // a server that drops a few connections every time a probe opens many at once (an H100's llama.cpp, session 54:
+    // 5 then 15 of 192 reset at 64 streams, its listen queue of 5 full and SYN cookies sent) is one the probe's
+    // streams can still time: kept while under 10 %, said, rather than a calibration lost at every try
+    if (lost > allowedFailures(again) && lost <= droppedAllowed(again) && droppedOnly(again)) {
+      opts.onProbe?.(
+        `${name}-again: ${lost} of ${again.summary.requests} connections dropped again: kept (at most 10 %), ` +
+          `its streams that many fewer while they were (${again.files.csv})`,
+      )
+      keptDropped.add(again)
+    }
+    return again
   }
+  const keptDropped = new WeakSet<BenchRun>()
   const probeOnce = async (url: string, name: string, o: BenchOptions, server: boolean): Promise<BenchRun> => {
     const outDir = join(opts.workDir, `${String(++n).padStart(2, '0')}-${name}`)
     mkdirSync(outDir, { recursive: true })
@@ -393,7 +411,7 @@ async function calibrate(
   }
   const ok = (run: BenchRun, what: string): void => {
     const failed = run.summary.requests - run.summary.successes
-    if (failed > allowedFailures(run))
+    if (failed > allowedFailures(run) && !keptDropped.has(run))
       throw new LlmPerfError(
         'LLMPERF_CALIBRATION',
         `calibration probe ${what}: ${failed} of ${run.summary.requests} ` +
