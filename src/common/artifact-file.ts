@@ -48,12 +48,13 @@ export function ensureDir(dir: string): void {
  * Writes a whole file, redacted, under a temporary name renamed into place at the end: a reader (or a crash,
  * or a full disk) never sees half of it, and a failure leaves the previous file, if any, as it was.
  */
-export function writeArtifact(path: string, text: string): void {
+export function writeArtifact(path: string, text: string | Iterable<string>): void {
   const tmp = join(dirname(path), `.${basename(path)}.tmp-${process.pid}`)
   let fd: number | undefined
   try {
     fd = openSync(tmp, 'w')
-    writeFully(fd, Buffer.from(redact(text), 'utf8'))
+    // pieces (a report's data column by column) are redacted and written one at a time, never joined in memory
+    for (const piece of typeof text === 'string' ? [text] : text) writeFully(fd, Buffer.from(redact(piece), 'utf8'))
     fsyncSync(fd)
     closeSync(fd)
     fd = undefined

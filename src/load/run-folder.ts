@@ -23,7 +23,7 @@ export function claimRunFolder(dir: string): void {
  * first failure (with any earlier one from the run's own writers) is returned for the run to throw.
  */
 export function writeClosingFiles(
-  files: ReadonlyArray<{ path: string; text: () => string }>,
+  files: ReadonlyArray<{ path: string; text: () => string | Iterable<string> }>,
   earlier: ReadonlyArray<ArtifactWriteError | undefined>,
 ): ArtifactWriteError | undefined {
   let failure = earlier.find((f) => f !== undefined)

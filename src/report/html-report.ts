@@ -8,7 +8,7 @@ import type { BenchSummary } from '../summarise/bench-run.ts'
 import { cacheStateText } from '../summarise/cache-state.ts'
 import { anyNotPassed, verdictText } from '../summarise/verdict.ts'
 import { workerAt } from '../summarise/worker-at.ts'
-import { reportData, TIMELINE_REQUESTS, workerLabel } from './report-data.ts'
+import { type ReportData, reportData, TIMELINE_REQUESTS, workerLabel } from './report-data.ts'
 import { reportPage } from './report-page.ts'
 
 const require = createRequire(import.meta.url)
@@ -152,15 +152,48 @@ const timelineNote = (requests: number): string =>
     ? ` (every ${Math.ceil(requests / TIMELINE_REQUESTS)}th of ${requests.toLocaleString('en')} requests)`
     : ''
 
-/** One self-contained HTML file: stage timeline, percentile chart, concurrency and queue depth, per-worker split. */
-export function htmlReport(
+/** Data inside a <script> element: JSON, its `<` escaped so no string can close the element. */
+const scriptJson = (value: unknown): string => JSON.stringify(redactDeep(value)).replaceAll('<', '\\u003c')
+
+/**
+ * The report's data as JSON in pieces, a column or a field at a time: a 20,000-request run's is ~2 MB, and as one
+ * string it was copied four times over (stringify, escape, the page, its bytes), most of a run's peak memory growth.
+ */
+function* dataPieces(data: ReportData): Generator<string> {
+  const nested = new Set<string>(['requests', 'percentiles'])
+  let first = true
+  yield '{'
+  for (const [key, value] of Object.entries(data)) {
+    yield `${first ? '' : ','}${JSON.stringify(key)}:`
+    first = false
+    if (!nested.has(key)) {
+      yield scriptJson(value)
+      continue
+    }
+    let inner = true
+    yield '{'
+    for (const [k, v] of Object.entries(value as object)) {
+      yield `${inner ? '' : ','}${JSON.stringify(k)}:`
+      inner = false
+      yield scriptJson(v)
+    }
+    yield '}'
+  }
+  yield '}'
+}
+
+/**
+ * One self-contained HTML file: stage timeline, percentile chart, concurrency and queue depth, per-worker split. In
+ * pieces, for the writer to write one after another (`writeArtifact`), joined they are the page.
+ */
+export function* htmlReport(
   title: string,
   rows: RecordTable,
   summary: BenchSummary,
   serverSeries?: MetricsSeries,
-): string {
-  const data = JSON.stringify(redactDeep(reportData(title, rows, summary, serverSeries))).replaceAll('<', '\\u003c')
-  return `<!doctype html>
+): Generator<string> {
+  const data = reportData(title, rows, summary, serverSeries)
+  yield `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · vitest-llm-perf</title>
 <style>${UPLOT_CSS}
 body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:1200px}
@@ -189,7 +222,9 @@ ${summary.server_metrics?.gpus === null || summary.server_metrics?.gpus === unde
 <h2>Requests per worker</h2><div id="hosts" class="chart"></div>${hostsTable(summary)}${conversationSection(summary)}${eventsList(summary)}
 <p>Every figure is recomputable from requests.csv: percentiles interpolate linearly between closest ranks
 (numpy's default).</p>
-<script id="data" type="application/json">${data}</script>
+<script id="data" type="application/json">`
+  yield* dataPieces(data)
+  yield `</script>
 <script>${UPLOT_JS}</script>
 <script>(${String(reportPage)})(JSON.parse(document.getElementById('data').textContent), uPlot)</script>
 </body></html>

@@ -26,7 +26,12 @@ export function folderSeries(dir: string): MetricsSeries | undefined {
   return existsSync(csv) ? readMetricsSeries(csv) : undefined
 }
 
-export function runReport(table: RecordTable, summary: BenchSummary, series: MetricsSeries | undefined): string {
+/** report.html's text in pieces (`htmlReport`), for `writeArtifact`. */
+export function runReport(
+  table: RecordTable,
+  summary: BenchSummary,
+  series: MetricsSeries | undefined,
+): Iterable<string> {
   return htmlReport(runTitle(summary, table.length), table, summary, series)
 }
 
@@ -36,7 +41,7 @@ export function runFileTexts(
   table: RecordTable,
   summary: BenchSummary,
   series?: MetricsSeries,
-): Array<{ path: string; text: () => string }> {
+): Array<{ path: string; text: () => string | Iterable<string> }> {
   return [
     { path: join(dir, 'summary.json'), text: () => summaryJson(summary) },
     { path: join(dir, 'report.html'), text: () => runReport(table, summary, series ?? folderSeries(dir)) },
