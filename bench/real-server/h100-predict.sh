@@ -246,6 +246,9 @@ asfound-repeat)
   # each stopped after ASFOUND_S seconds: how far a fresh server's light steps read apart from one start to the next
   # on one machine (session 51's calibration read them 25-42 % slower than session 53's on another)
   for i in $(seq 1 "${REPEAT:-3}"); do
+    # the card's clocks and limits at each start: a machine whose light steps read slow may be one held lower
+    nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,clocks.mem,power.limit,power.draw,temperature.gpu \
+      --format=csv,noheader 2>&1 | sed "s/^/start $i gpu: /" >>"$out/asfound-repeat.log" || true
     serve "$out/llama-server-$i.log" "${server[@]}"
     calibrateFirstState "${ASFOUND_S:-70}" "asfound-$i" 2>&1 | sed "s/^/start $i: /" |
       tee -a "$out/asfound-repeat.log" || true
