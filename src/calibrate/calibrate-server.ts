@@ -360,6 +360,8 @@ async function calibrate(
   const within = (): boolean => Date.now() - started < budgetMs
   let n = 0
   const probe = (name: string, o: BenchOptions): Promise<BenchRun> => probeAt(opts.url, name, o, true)
+  // second tries kept with a few dropped connections (probeAt): `ok` lets them pass
+  const keptDropped = new WeakSet<BenchRun>()
   const probeAt = async (url: string, name: string, o: BenchOptions, server: boolean): Promise<BenchRun> => {
     const run = await probeOnce(url, name, o, server)
     const failed = run.summary.requests - run.summary.successes
@@ -384,7 +386,6 @@ async function calibrate(
     }
     return again
   }
-  const keptDropped = new WeakSet<BenchRun>()
   const probeOnce = async (url: string, name: string, o: BenchOptions, server: boolean): Promise<BenchRun> => {
     const outDir = join(opts.workDir, `${String(++n).padStart(2, '0')}-${name}`)
     mkdirSync(outDir, { recursive: true })

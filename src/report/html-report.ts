@@ -198,15 +198,19 @@ function* dataPieces(data: ReportColumns): Generator<string> {
 
 /**
  * One self-contained HTML file: stage timeline, percentile chart, concurrency and queue depth, per-worker split. In
- * pieces, for the writer to write one after another (`writeArtifact`), joined they are the page.
+ * pieces, for the writer to write one after another (`writeArtifact`), joined they are the page. The data is built
+ * here, before any piece is written: a fault in it is the report's, not the writer's.
  */
-export function* htmlReport(
+export function htmlReport(
   title: string,
   rows: RecordTable,
   summary: BenchSummary,
   serverSeries?: MetricsSeries,
-): Generator<string> {
-  const data = reportData(title, rows, summary, serverSeries)
+): Iterable<string> {
+  return pagePieces(title, summary, reportData(title, rows, summary, serverSeries))
+}
+
+function* pagePieces(title: string, summary: BenchSummary, data: ReportColumns): Generator<string> {
   yield `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>${esc(title)} · vitest-llm-perf</title>
 <style>${UPLOT_CSS}
