@@ -13,7 +13,7 @@ import {
 } from 'node:fs'
 import { basename, dirname, join } from 'node:path'
 import { LlmPerfError } from './errors.ts'
-import { redact } from './redact.ts'
+import { redact, redactBytes } from './redact.ts'
 
 /**
  * A file we could not write (a full disk, a folder we may not write, a path that is a file): the run's rows
@@ -97,7 +97,17 @@ export class AppendFile {
   /** False once the file has failed (the text was not written). */
   append(text: string): boolean {
     if (this.#fd === undefined) return false
-    const bytes = Buffer.from(redact(text), 'utf8')
+    return this.#write(Buffer.from(redact(text), 'utf8'))
+  }
+
+  /** As `append`, for UTF-8 text already encoded: searched for secrets as bytes, decoded only where one occurs. */
+  appendBytes(utf8: Uint8Array): boolean {
+    if (this.#fd === undefined) return false
+    return this.#write(redactBytes(Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength)))
+  }
+
+  #write(bytes: Buffer): boolean {
+    if (this.#fd === undefined) return false
     try {
       writeFully(this.#fd, bytes)
       this.#size += bytes.length

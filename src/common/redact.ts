@@ -74,6 +74,12 @@ export function redact(text: string, extra: readonly string[] = []): string {
   return out
 }
 
+/** UTF-8 `bytes` as `redact` would leave them: the same buffer where no registered secret occurs in it. */
+export function redactBytes(bytes: Buffer): Buffer {
+  for (const p of patterns) if (bytes.includes(p)) return Buffer.from(redact(bytes.toString('utf8')), 'utf8')
+  return bytes
+}
+
 /**
  * `value` with every string inside it redacted, before a writer encodes it (JSON, a report's data): the
  * text pass after encoding cannot know every escape an encoder applies. Objects are copied, not changed.

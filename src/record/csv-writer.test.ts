@@ -1,14 +1,16 @@
 import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { MessageChannel } from 'node:worker_threads'
 import { parse } from 'csv-parse/sync'
 import { stringify } from 'csv-stringify/sync'
 import { expect, test } from 'vitest'
 import { neutralise, unneutralise } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
-import { CsvWriter, csvColumnLines } from './csv-writer.ts'
+import { addSecrets } from '../common/redact.ts'
+import { CsvWriter, csvColumnLines, withCsvLines } from './csv-writer.ts'
 import type { RequestRecord } from './request-record.ts'
-import { RowColumns } from './row-batch.ts'
+import { packRows, type RowBatch, RowColumns, transferOf } from './row-batch.ts'
 
 /** What requests.csv was before its cells were formatted by hand: csv-stringify's sync API over these cells. */
 const oracleCell = (value: unknown): unknown => {
@@ -84,4 +86,33 @@ test('a file written by CsvWriter reads back through csv-parse as the rows it wa
       else expect(Number(cell)).toBe((Number.isInteger(v) ? (v as number) : Number((v as number).toFixed(9))) + 0)
     }
   }
+})
+
+test('a batch whose load thread formatted its lines, posted with them transferred, is written byte for byte as the coordinator would have written it, a registered secret masked in it', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'csv-writer-'))
+  const secret = 'sk-thread-formatted-9f3a'
+  addSecrets([secret])
+  const batch = rows(150, 11)
+  // a secret a server echoed into an error cell, as a load thread (which registers none) leaves it
+  ;(batch[3] as RequestRecord).error = `rejected key ${secret}`
+  const { port1, port2 } = new MessageChannel()
+  const arrived = new Promise<RowBatch>((resolve) => port2.once('message', resolve))
+  const packed = withCsvLines(packRows(batch))
+  port1.postMessage(packed, transferOf(packed))
+  // transferred: the sender keeps none of the lines' memory
+  expect(packed.csv?.byteLength).toBe(0)
+  const received = new RowColumns(await arrived)
+  port1.close()
+  expect(received.csvLines?.byteLength).toBeGreaterThan(0)
+  const write = (name: string, columns: RowColumns): string => {
+    const writer = new CsvWriter(join(dir, name))
+    writer.writeColumns(columns)
+    void writer.close()
+    return readFileSync(join(dir, name), 'utf8')
+  }
+  const fromThread = write('thread.csv', received)
+  const fromColumns = write('columns.csv', RowColumns.of(batch))
+  expect(fromThread).toBe(fromColumns)
+  expect(fromThread).not.toContain(secret)
+  expect(fromThread).toContain('rejected key ***')
 })

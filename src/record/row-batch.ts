@@ -33,6 +33,11 @@ export interface RowBatch {
   flags: Uint8Array
   /** JSON of TEXT's columns, each an array of its rows' values (null where unset). */
   text: string
+  /**
+   * The rows as requests.csv's lines (UTF-8, not yet redacted), where the thread that packed them also formatted
+   * them (`withCsvLines`): the coordinator then writes bytes, not ~40 strings a row of its own.
+   */
+  csv?: Uint8Array | undefined
 }
 
 export function packRows(rows: readonly RequestRecord[]): RowBatch {
@@ -54,7 +59,9 @@ export function packRows(rows: readonly RequestRecord[]): RowBatch {
 
 /** What postMessage moves instead of copying. */
 export function transferOf(batch: RowBatch): ArrayBuffer[] {
-  return [batch.numbers.buffer as ArrayBuffer, batch.flags.buffer as ArrayBuffer]
+  const buffers = [batch.numbers.buffer as ArrayBuffer, batch.flags.buffer as ArrayBuffer]
+  if (batch.csv !== undefined) buffers.push(batch.csv.buffer as ArrayBuffer)
+  return buffers
 }
 
 /**
@@ -63,12 +70,15 @@ export function transferOf(batch: RowBatch): ArrayBuffer[] {
  */
 export class RowColumns {
   readonly length: number
+  /** The batch's requests.csv lines as its thread formatted them (UTF-8, not redacted), if it did. */
+  readonly csvLines: Uint8Array | undefined
   readonly #numbers: Float64Array
   readonly #flags: Uint8Array
   readonly #text: Array<Array<string | null>>
 
   constructor(batch: RowBatch) {
     this.length = batch.length
+    this.csvLines = batch.csv
     this.#numbers = batch.numbers
     this.#flags = batch.flags
     this.#text = batch.length === 0 ? [] : (JSON.parse(batch.text) as Array<Array<string | null>>)
