@@ -170,7 +170,10 @@ calibrate)
   start=$(date +%s)
   cat /proc/net/netstat >"$out/calibrate-netstat-before.txt" 2>/dev/null || true
   cli calibrate http://127.0.0.1:$port --api completions --name "${NAME:-llamacpp-h100-random-0.8b}" --budget-s 200 --layers 16 \
-    --out "$llama/profile.json" --work-dir $w/cal 2>&1 | tee "$out/calibrate.log"
+    --out "$llama/profile.json" --work-dir $w/cal 2>&1 |
+    # each line with the seconds since the start: session 55's calibration was cut at 560 s, past its --budget-s
+    # (which bounds only the fresh probes), and its log could not say which states took the time
+    while IFS= read -r line; do printf '%4ds %s\n' $(($(date +%s) - start)) "$line"; done | tee "$out/calibrate.log"
   echo "calibrated in $(($(date +%s) - start)) s of GPU time" | tee -a "$out/calibrate.log"
   cat /proc/net/netstat >"$out/calibrate-netstat-after.txt" 2>/dev/null || true
   cp "$llama/profile.json" "$out/profile.json"
