@@ -58,10 +58,11 @@ keeps idle slots' contexts and attends over them, it probes the server as found 
 64, 128, 256, 512 and 1,024 tokens (prefills pinned to slot 0, so the cells held are what it put there) and keeps
 the step times measured, by the batch's tokens and the cells held (its /metrics kv_cache_tokens), for the simulator
 to read: a used server is several times slower.
-Probing takes 3–10 minutes on a GPU server (--budget-s bounds the fresh probes, not the held states after them). Writes profile.json for \`sim-server --profile profile.json\` and
-topologies' \`sim: { profile }\`. With --validate it then runs held-out Poisson loads (a workload and rates the
-fit never saw) on the server and on the calibrated simulator, prints measured vs predicted TTFT and TPOT p50/p90
-with the error, and keeps the errors in the profile, which sim-server prints when it starts.
+Probing takes 3–10 minutes on a GPU server (--budget-s bounds the fresh probes, not the held states after them).
+Writes profile.json for \`sim-server --profile profile.json\` and topologies' \`sim: { profile }\`. With --validate
+it then runs held-out Poisson loads (a workload and rates the fit never saw) on the server and on the calibrated
+simulator, prints measured vs predicted TTFT and TPOT p50/p90 with the error, and keeps the errors in the profile,
+which sim-server prints when it starts.
 
 ${flagHelp(CALIBRATE_FLAGS)}
 

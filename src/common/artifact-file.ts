@@ -97,25 +97,24 @@ export class AppendFile {
   /** False once the file has failed (the text was not written). */
   append(text: string): boolean {
     if (this.#fd === undefined) return false
-    return this.#write(Buffer.from(redact(text), 'utf8'))
+    return this.#write(this.#fd, Buffer.from(redact(text), 'utf8'))
   }
 
   /** As `append`, for UTF-8 text already encoded: searched for secrets as bytes, decoded only where one occurs. */
   appendBytes(utf8: Uint8Array): boolean {
     if (this.#fd === undefined) return false
-    return this.#write(redactBytes(Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength)))
+    return this.#write(this.#fd, redactBytes(Buffer.from(utf8.buffer, utf8.byteOffset, utf8.byteLength)))
   }
 
-  #write(bytes: Buffer): boolean {
-    if (this.#fd === undefined) return false
+  #write(fd: number, bytes: Buffer): boolean {
     try {
-      writeFully(this.#fd, bytes)
+      writeFully(fd, bytes)
       this.#size += bytes.length
       return true
     } catch (err) {
       this.failure = new ArtifactWriteError(this.path, err)
       try {
-        ftruncateSync(this.#fd, this.#size)
+        ftruncateSync(fd, this.#size)
       } catch {
         // the cut is best effort; the failure is already kept
       }

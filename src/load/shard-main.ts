@@ -4,9 +4,9 @@ import { startRunClock } from '../common/clock.ts'
 import { PackedDataset } from '../dataset/packed-dataset.ts'
 import { newCounts } from '../executors/request-core.ts'
 import { runRequestLoop } from '../executors/request-loops.ts'
-import { withCsvLines } from '../record/csv-writer.ts'
+import { csvLineBytes } from '../record/csv-writer.ts'
 import type { RequestRecord } from '../record/request-record.ts'
-import { packRows, transferOf } from '../record/row-batch.ts'
+import { packRows, RowColumns, transferOf } from '../record/row-batch.ts'
 import { LOOP_RESOLUTION_MS, loopDelayMs } from './loop-delay-ms.ts'
 import type { FromShard, ShardSpec, ToShard } from './shard-spec.ts'
 import { targetPool } from './target-pool.ts'
@@ -28,7 +28,8 @@ export async function shardMain(spec: ShardSpec, port: Pick<MessagePort, 'postMe
   const flush = (): void => {
     if (rows.length === 0) return
     // as columns, their memory moved to the coordinator, not each row serialised key by key; its CSV lines made here
-    const batch = withCsvLines(packRows(rows))
+    const { batch, columns } = RowColumns.packed(rows)
+    batch.csv = csvLineBytes(columns)
     port.postMessage({ type: 'rows', rows: batch, counts } satisfies FromShard, transferOf(batch))
     rows = []
   }

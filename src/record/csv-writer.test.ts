@@ -8,9 +8,9 @@ import { expect, test } from 'vitest'
 import { neutralise, unneutralise } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS } from '../common/columns.ts'
 import { addSecrets } from '../common/redact.ts'
-import { CsvWriter, csvColumnLines, withCsvLines } from './csv-writer.ts'
+import { CsvWriter, csvColumnLines, csvLineBytes } from './csv-writer.ts'
 import type { RequestRecord } from './request-record.ts'
-import { packRows, type RowBatch, RowColumns, transferOf } from './row-batch.ts'
+import { type RowBatch, RowColumns, transferOf } from './row-batch.ts'
 
 /** What requests.csv was before its cells were formatted by hand: csv-stringify's sync API over these cells. */
 const oracleCell = (value: unknown): unknown => {
@@ -97,7 +97,8 @@ test('a batch whose load thread formatted its lines, posted with them transferre
   ;(batch[3] as RequestRecord).error = `rejected key ${secret}`
   const { port1, port2 } = new MessageChannel()
   const arrived = new Promise<RowBatch>((resolve) => port2.once('message', resolve))
-  const packed = withCsvLines(packRows(batch))
+  const { batch: packed, columns } = RowColumns.packed(batch)
+  packed.csv = csvLineBytes(columns)
   port1.postMessage(packed, transferOf(packed))
   // transferred: the sender keeps none of the lines' memory
   expect(packed.csv?.byteLength).toBe(0)

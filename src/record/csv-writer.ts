@@ -1,6 +1,6 @@
 import { AppendFile, type ArtifactWriteError, neutralise } from '../common/artifact-file.ts'
 import { CSV_COLUMNS, NUMERIC_COLUMNS, type NumericColumn } from '../common/columns.ts'
-import { type BatchTextColumn, type RowBatch, RowColumns } from './row-batch.ts'
+import type { BatchTextColumn, RowColumns } from './row-batch.ts'
 
 /** A cell that RFC 4180 says must be quoted: it holds the delimiter, a quote or a line break. */
 const NEEDS_QUOTES = /[",\n\r]/
@@ -62,15 +62,13 @@ export function csvColumnLines(rows: RowColumns): string {
 const utf8 = new TextEncoder()
 
 /**
- * A batch with its requests.csv lines formatted here, as UTF-8 in a buffer of its own (so that it can be transferred):
- * a load thread does this as it packs its rows, and the coordinator, which holds the whole run's rows and writes
- * them, allocates a Buffer a batch instead of ~40 strings a row (what it allocated in a 20,000-request run: 59 of
- * 171 MB, its young generation's growth with it).
+ * A batch's requests.csv lines as UTF-8, in a buffer of its own (so that it can be transferred): a load thread makes
+ * them as it packs its rows, and the coordinator, which holds the whole run's rows and writes them, allocates a Buffer
+ * a batch instead of ~40 strings a row (what it allocated in a 20,000-request run: 59 of 171 MB, its young
+ * generation's growth with it).
  */
-export function withCsvLines(batch: RowBatch): RowBatch {
-  if (batch.length === 0) return batch
-  batch.csv = utf8.encode(csvColumnLines(new RowColumns(batch)))
-  return batch
+export function csvLineBytes(rows: RowColumns): Uint8Array {
+  return utf8.encode(csvColumnLines(rows))
 }
 
 /**

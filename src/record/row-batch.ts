@@ -35,12 +35,17 @@ export interface RowBatch {
   text: string
   /**
    * The rows as requests.csv's lines (UTF-8, not yet redacted), where the thread that packed them also formatted
-   * them (`withCsvLines`): the coordinator then writes bytes, not ~40 strings a row of its own.
+   * them (shard-main, `csvLineBytes`): the coordinator then writes bytes, not ~40 strings a row of its own.
    */
   csv?: Uint8Array | undefined
 }
 
 export function packRows(rows: readonly RequestRecord[]): RowBatch {
+  return packed(rows).batch
+}
+
+/** A batch and its text columns as arrays, before they became the batch's JSON. */
+function packed(rows: readonly RequestRecord[]): { batch: RowBatch; text: Array<Array<string | null>> } {
   const n = rows.length
   const numbers = new Float64Array(NUMERIC_COLUMNS.length * n)
   const flags = new Uint8Array(n)
@@ -54,7 +59,7 @@ export function packRows(rows: readonly RequestRecord[]): RowBatch {
     for (let t = 0; t < TEXT.length; t++)
       (text[t] as Array<string | null>)[i] = r[TEXT[t] as (typeof TEXT)[number]] ?? null
   }
-  return { length: n, numbers, flags, text: JSON.stringify(text) }
+  return { batch: { length: n, numbers, flags, text: JSON.stringify(text) }, text }
 }
 
 /** What postMessage moves instead of copying. */
@@ -76,16 +81,23 @@ export class RowColumns {
   readonly #flags: Uint8Array
   readonly #text: Array<Array<string | null>>
 
-  constructor(batch: RowBatch) {
+  /** `text`: the batch's text columns already parsed, where they were never apart from it (`packed`). */
+  constructor(batch: RowBatch, text?: Array<Array<string | null>>) {
     this.length = batch.length
     this.csvLines = batch.csv
     this.#numbers = batch.numbers
     this.#flags = batch.flags
-    this.#text = batch.length === 0 ? [] : (JSON.parse(batch.text) as Array<Array<string | null>>)
+    this.#text = text ?? (batch.length === 0 ? [] : (JSON.parse(batch.text) as Array<Array<string | null>>))
   }
 
   static of(rows: readonly RequestRecord[]): RowColumns {
-    return new RowColumns(packRows(rows))
+    return RowColumns.packed(rows).columns
+  }
+
+  /** Rows packed to cross threads, and the same rows read as columns, their text not parsed back from the batch. */
+  static packed(rows: readonly RequestRecord[]): { batch: RowBatch; columns: RowColumns } {
+    const { batch, text } = packed(rows)
+    return { batch, columns: new RowColumns(batch, text) }
   }
 
   /** The rows of column `c`, NaN where unknown: a view, not a copy. */
