@@ -169,13 +169,23 @@ calibrate)
   serve "$out/llama-server.log" "${server[@]}"
   start=$(date +%s)
   cat /proc/net/netstat >"$out/calibrate-netstat-before.txt" 2>/dev/null || true
+  # a calibration this GPU began and a call's limit cut off (session 55's, at 560 s) goes on from its journal: the
+  # next call, on the same warm machine, probes only what it lacks (another GPU's is begun anew: machines differ 1.5×)
+  gpu=$(nvidia-smi --query-gpu=uuid --format=csv,noheader 2>/dev/null || echo none)
+  resume=()
+  if [ "${RESUME:-1}" = 1 ] && [ -f "$llama/cal/probes/journal.jsonl" ] && [ "$(cat "$llama/cal/gpu" 2>/dev/null)" = "$gpu" ]; then
+    resume=(--resume)
+  else
+    rm -rf "$llama/cal" && mkdir -p "$llama/cal" && echo "$gpu" >"$llama/cal/gpu"
+  fi
   cli calibrate http://127.0.0.1:$port --api completions --name "${NAME:-llamacpp-h100-random-0.8b}" --budget-s 200 --layers 16 \
-    --out "$llama/profile.json" --work-dir $w/cal 2>&1 |
+    --out "$llama/profile.json" --work-dir "$llama/cal" "${resume[@]}" 2>&1 |
     # each line with the seconds since the start: session 55's calibration was cut at 560 s, past its --budget-s
     # (which bounds only the fresh probes), and its log could not say which states took the time
     while IFS= read -r line; do printf '%4ds %s\n' $(($(date +%s) - start)) "$line"; done | tee "$out/calibrate.log"
   echo "calibrated in $(($(date +%s) - start)) s of GPU time" | tee -a "$out/calibrate.log"
   cat /proc/net/netstat >"$out/calibrate-netstat-after.txt" 2>/dev/null || true
+  cp "$llama/cal/probes/journal.jsonl" "$out/calibrate-journal.jsonl" || true
   cp "$llama/profile.json" "$out/profile.json"
   ;;
 fresh | used)

@@ -1,4 +1,4 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { median } from 'simple-statistics'
 import { baseUrl, poolFor } from '../common/base-url.ts'
@@ -12,6 +12,7 @@ import { connectionWaits } from './connection-waits.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { type RepairedPoint, repairLoneOutliers } from './lone-outliers.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
+import { ProbeJournal } from './probe-journal.ts'
 import { startProfileWorker } from './profile-worker.ts'
 import { simulatedSteadiness } from './simulated-steadiness.ts'
 import { slotSelectLine } from './slot-select-line.ts'
@@ -156,8 +157,13 @@ export interface CalibrateOptions {
    * does not say them). The profile's unifiedKv.defragMaxMoves; without it the simulator compacts at once.
    */
   layers?: number
-  /** Where the probe runs' folders go. */
+  /** Where the probe runs' folders go, and the journal of the probes finished (journal.jsonl). */
   workDir: string
+  /**
+   * Go on from the journal in `workDir`: the probes it holds are read, not run again (a calibration cut off by a
+   * machine's time limit), and the server must be the one it was written against.
+   */
+  resume?: boolean
   name?: string
   /** Told each probe as it ends. */
   onProbe?: (line: string) => void
@@ -358,7 +364,11 @@ async function calibrate(
   const started = Date.now()
   const budgetMs = (opts.budgetS ?? 300) * 1000
   const within = (): boolean => Date.now() - started < budgetMs
-  let n = 0
+  // a resumed calibration's probe folders follow the ones already there
+  let n =
+    opts.resume === true && existsSync(opts.workDir)
+      ? Math.max(0, ...readdirSync(opts.workDir).map((f) => Number.parseInt(f, 10) || 0))
+      : 0
   const probe = (name: string, o: BenchOptions): Promise<BenchRun> => probeAt(opts.url, name, o, true)
   // second tries kept with a few dropped connections (probeAt): `ok` lets them pass
   const keptDropped = new WeakSet<BenchRun>()
@@ -444,6 +454,29 @@ async function calibrate(
     maxRunning * contextLength,
     'not stated: slots × context',
   )
+  const journal = ProbeJournal.open(
+    join(opts.workDir, 'journal.jsonl'),
+    {
+      url: baseUrl(opts.url).display,
+      version: info['version'] ?? null,
+      model: info['model_path'] ?? info['served_model_name'] ?? opts.model ?? null,
+      maxRunning,
+      contextLength,
+    },
+    opts.resume === true,
+  )
+  if (opts.resume === true)
+    opts.onProbe?.(`resuming: ${journal.size} probes finished before, read from ${join(opts.workDir, 'journal.jsonl')}`)
+  /** A probe's line, said to come from the journal where it was read there. */
+  const from = (replayed: boolean): string => (replayed ? ' (from the journal)' : '')
+  // what a state's probes stand on (every slot filled), made before the first of them that the journal lacks: a
+  // resumed state whose probes all ended before is not filled again
+  let prepare: (() => Promise<void>) | undefined
+  const prepared = async (): Promise<void> => {
+    const p = prepare
+    prepare = undefined
+    await p?.()
+  }
   const llamacpp = String(info['version'] ?? '').startsWith('llama.cpp')
   const chunk = pick(
     'chunkedPrefillSize',
@@ -524,10 +557,17 @@ async function calibrate(
     return ttft
   }
   const prefillProbe = async (len: number, state: string, interleaved = false): Promise<void> => {
-    // the step's cells: what the other slots hold and this prompt (llama.cpp's n_kv), as the server said after it
-    const { result: ttft, after: cells } = await cellsAround(() =>
-      prefillTtft(opts.url, len, true, state === 'as found' ? '' : slug(state)),
-    )
+    const {
+      value: { ttft, cells },
+      replayed,
+    } = await journal.entry(`prefill|${state}|${len}`, async () => {
+      await prepared()
+      // the step's cells: what the other slots hold and this prompt (llama.cpp's n_kv), as the server said after it
+      const { result, after } = await cellsAround(() =>
+        prefillTtft(opts.url, len, true, state === 'as found' ? '' : slug(state)),
+      )
+      return { ttft: result, ...(after === undefined ? {} : { cells: after }) } as { ttft: number; cells?: number }
+    })
     prefill.push({
       prompt_tokens: len,
       ttft_ms: ttft,
@@ -537,7 +577,8 @@ async function calibrate(
     })
     opts.onProbe?.(
       `prefill ${len} tokens: TTFT p50 ${ttft.toFixed(2)} ms` +
-        (cells === undefined ? '' : ` (${cells} KV cells held)`),
+        (cells === undefined ? '' : ` (${cells} KV cells held)`) +
+        from(replayed),
     )
   }
   for (const len of lengths) {
@@ -549,12 +590,19 @@ async function calibrate(
   // high on held-out loads, the ~3 ms that HTTP, the client and the worker's own work add, counted twice). Measured
   // right after the prefills, with this client as warm as it was for them: measured after the decode probes, it
   // read lower, and held-out TTFT p50 read +16 to +23 % high
-  const measured = new Map<number, number>()
-  await withKnownCostWorker(opts.workDir, async (url) => {
-    for (const p of prefill)
-      if (!measured.has(p.prompt_tokens))
-        measured.set(p.prompt_tokens, (await prefillTtft(url, p.prompt_tokens, false)) - KNOWN_STEP_MS)
-  })
+  const { value: overheadPairs, replayed: overheadReplayed } = await journal.entry(
+    `overhead|${[...new Set(prefill.map((p) => p.prompt_tokens))].join(',')}`,
+    async () => {
+      const m = new Map<number, number>()
+      await withKnownCostWorker(opts.workDir, async (url) => {
+        for (const p of prefill)
+          if (!m.has(p.prompt_tokens))
+            m.set(p.prompt_tokens, (await prefillTtft(url, p.prompt_tokens, false)) - KNOWN_STEP_MS)
+      })
+      return [...m]
+    },
+  )
+  const measured = new Map<number, number>(overheadPairs)
   // taken off as a line in the prompt's length, not point by point: each point is the p50 of a few ~1 ms requests on
   // this machine, and on a busy 2-core CI runner they strayed 1.0–3.1 ms within one calibration; a point read low
   // beside a prefill read high put the fit's base ~2 ms high and a held-out TTFT p50 +19 %
@@ -569,7 +617,8 @@ async function calibrate(
     `simulator and client overhead on this machine: ${[...measured.values()]
       .map((v) => v.toFixed(2))
       .join(', ')} ms; ` +
-      `taken off each prefill as ${overheadLine[0].toFixed(2)} ms + ${(overheadLine[1] * 1000).toFixed(2)} µs/token`,
+      `taken off each prefill as ${overheadLine[0].toFixed(2)} ms + ${(overheadLine[1] * 1000).toFixed(2)} µs/token` +
+      from(overheadReplayed),
   )
   // decode: closed-loop users at rising concurrency, at a short and a long context
   const concurrencies = [1, 2, 4, 8, 16, 32, 64].filter((c) => c <= maxRunning)
@@ -595,20 +644,22 @@ async function calibrate(
     // reads (a step's time by its tokens and the cells held)
     for (const fillLen of fillLens) {
       const state = `every slot holds ${fillLen}`
-      const fill = await probe(`fill-every-slot-${fillLen}`, {
-        users: maxRunning,
-        requests: maxRunning,
-        dataset: { kind: 'random', inputLen: fillLen, outputLen: 1, rangeRatio: 1 },
-      })
-      ok(fill, 'fill')
-      const settle = await probe(`settle-every-slot-${fillLen}`, {
-        users: 1,
-        requests: 1,
-        dataset: { kind: 'random', inputLen: 32, outputLen: SETTLE_STEPS, rangeRatio: 1 },
-        extraBody: { id_slot: 0 },
-      })
-      ok(settle, 'settle')
-      opts.onProbe?.(`every slot used (${maxRunning} × ${fillLen}-token prompts): ${await kv()} KV cells held`)
+      prepare = async () => {
+        const fill = await probe(`fill-every-slot-${fillLen}`, {
+          users: maxRunning,
+          requests: maxRunning,
+          dataset: { kind: 'random', inputLen: fillLen, outputLen: 1, rangeRatio: 1 },
+        })
+        ok(fill, 'fill')
+        const settle = await probe(`settle-every-slot-${fillLen}`, {
+          users: 1,
+          requests: 1,
+          dataset: { kind: 'random', inputLen: 32, outputLen: SETTLE_STEPS, rangeRatio: 1 },
+          extraBody: { id_slot: 0 },
+        })
+        ok(settle, 'settle')
+        opts.onProbe?.(`every slot used (${maxRunning} × ${fillLen}-token prompts): ${await kv()} KV cells held`)
+      }
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, state)
       await slotChoiceProbe(state)
       // the every-slot row decodes over the fill's occupancy (everySlotOutput), the others as long as ever
@@ -616,20 +667,22 @@ async function calibrate(
         await decodeProbe(c, DECODE_PROMPT, state, false, c === maxRunning ? everySlotOutput(fillLen) : DECODE_OUTPUT)
       // the same occupancy laid as a load lays it: every slot's stream decoding at once, a cell of each a step
       const interleaved = `${state}, interleaved`
-      const mixed = await probe(`fill-${slug(interleaved)}`, {
-        users: maxRunning,
-        requests: maxRunning,
-        dataset: {
-          kind: 'random',
-          inputLen: INTERLEAVED_PROMPT,
-          outputLen: Math.max(1, fillLen - INTERLEAVED_PROMPT),
-          rangeRatio: 1,
-        },
-      })
-      ok(mixed, 'interleaved fill')
-      opts.onProbe?.(
-        `every slot used (${maxRunning} streams at once, ${fillLen} tokens each): ${await kv()} KV cells held`,
-      )
+      prepare = async () => {
+        const mixed = await probe(`fill-${slug(interleaved)}`, {
+          users: maxRunning,
+          requests: maxRunning,
+          dataset: {
+            kind: 'random',
+            inputLen: INTERLEAVED_PROMPT,
+            outputLen: Math.max(1, fillLen - INTERLEAVED_PROMPT),
+            rangeRatio: 1,
+          },
+        })
+        ok(mixed, 'interleaved fill')
+        opts.onProbe?.(
+          `every slot used (${maxRunning} streams at once, ${fillLen} tokens each): ${await kv()} KV cells held`,
+        )
+      }
       for (const len of TABLE_LENGTHS.filter((l) => lengths.includes(l))) await prefillProbe(len, interleaved, true)
       // and the streams' steps there: a load's streams decode among cells that streams laid side by side, where the
       // runs rows' lie whole (session 33's layouts probe at ~18k cells: one stream +7 to +11 %, two +5 to +20 %). Not
@@ -645,16 +698,24 @@ async function calibrate(
     const len = SLOT_CHOICE_PROMPT
     const pinned = prefill.find((p) => p.state === state && p.prompt_tokens === len)
     if (pinned === undefined) return
-    const before = (await kv()) ?? 0
-    // where the server times its prompt (llama.cpp's prompt_ms), the wait before it began is what choosing a slot
-    // adds: the same prompts pinned and left to it, each request's TTFT less its prefill, medians of 8. Two TTFT p50s
-    // of 3 read 5.5 ms at 18k cells held and 2.0 at 66k on the H100, where 16 users' launches took ~11 ms a task
-    const waits = await slotWaits(len, state)
-    const held = Math.round((before + ((await kv()) ?? before)) / 2)
-    const ttft =
-      waits === undefined
-        ? await prefillTtft(opts.url, len, true, `${slug(state)}-any-slot`, false)
-        : pinned.ttft_ms + waits.anySlot - waits.pinned
+    const {
+      value: { held, ttft },
+      replayed,
+    } = await journal.entry(`slot|${state}`, async () => {
+      await prepared()
+      const before = (await kv()) ?? 0
+      // where the server times its prompt (llama.cpp's prompt_ms), the wait before it began is what choosing a slot
+      // adds: the same prompts pinned and left to it, each request's TTFT less its prefill, medians of 8. Two TTFT
+      // p50s of 3 read 5.5 ms at 18k cells held and 2.0 at 66k on the H100, where 16 users' launches took ~11 ms a task
+      const waits = await slotWaits(len, state)
+      return {
+        held: Math.round((before + ((await kv()) ?? before)) / 2),
+        ttft:
+          waits === undefined
+            ? await prefillTtft(opts.url, len, true, `${slug(state)}-any-slot`, false)
+            : pinned.ttft_ms + waits.anySlot - waits.pinned,
+      }
+    })
     const extra = ttft - pinned.ttft_ms
     const perTokenCell = held > 0 ? Math.max(0, extra) / (len * held) : 0
     slotChoice.push({
@@ -669,7 +730,7 @@ async function calibrate(
       `prefill ${len} tokens left to the server to place: TTFT p50 ${ttft.toFixed(2)} ms, ` +
         `${Math.abs(extra).toFixed(2)} ms ${extra >= 0 ? 'more' : 'less'} ` +
         `than in slot 0 with ${held} tokens in idle slots (choosing a slot: ${perTokenCell.toPrecision(3)} ms per ` +
-        'prompt token per token held)',
+        `prompt token per token held)${from(replayed)}`,
     )
   }
   /** The median wait before the server began a prompt (TTFT − its prefill), pinned to slot 0 and left to it. */
@@ -694,26 +755,29 @@ async function calibrate(
   const steadiness = await steadinessProbe()
   async function steadinessProbe(): Promise<NonNullable<CalibratedProfile['calibration']['steadiness']>> {
     const c = Math.min(STEADY_STREAMS, maxRunning)
-    const run = await probe('steadiness', steadyProbe(c))
-    ok(run, 'steadiness')
-    const tpots = sortedTpots(run)
-    if (tpots.length < 4)
-      throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe steadiness: ${tpots.length} TPOTs measured`)
-    const [p10, p50, p90] = [10, 50, 90].map((q) => percentileSorted(tpots, q)) as [number, number, number]
-    const s = {
-      streams: c,
-      requests: tpots.length,
-      seconds: round(run.summary.duration_s),
-      tpot_p10_ms: round(p10),
-      tpot_p50_ms: round(p50),
-      tpot_p90_ms: round(p90),
-      spread: round((p90 - p10) / (2 * p50)),
-    }
+    const { value: s, replayed } = await journal.entry('steadiness', async () => {
+      await prepared()
+      const run = await probe('steadiness', steadyProbe(c))
+      ok(run, 'steadiness')
+      const tpots = sortedTpots(run)
+      if (tpots.length < 4)
+        throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe steadiness: ${tpots.length} TPOTs measured`)
+      const [p10, p50, p90] = [10, 50, 90].map((q) => percentileSorted(tpots, q)) as [number, number, number]
+      return {
+        streams: c,
+        requests: tpots.length,
+        seconds: round(run.summary.duration_s),
+        tpot_p10_ms: round(p10),
+        tpot_p50_ms: round(p50),
+        tpot_p90_ms: round(p90),
+        spread: round((p90 - p10) / (2 * p50)),
+      }
+    })
     opts.onProbe?.(
       `the server against itself: ${c} streams, ${s.requests} requests over ${s.seconds.toFixed(1)} s at one state: ` +
-        `TPOT p50 ${p50.toFixed(2)} ms, p10–p90 ${p10.toFixed(2)}–${p90.toFixed(2)} ` +
+        `TPOT p50 ${s.tpot_p50_ms.toFixed(2)} ms, p10–p90 ${s.tpot_p10_ms.toFixed(2)}–${s.tpot_p90_ms.toFixed(2)} ` +
         `(±${(s.spread * 100).toFixed(0)} %): ` +
-        'no prediction of a light load is closer than this',
+        `no prediction of a light load is closer than this${from(replayed)}`,
     )
     return s
   }
@@ -744,47 +808,52 @@ async function calibrate(
     // state, its own predicted_per_token_ms, median 8.7-9.2; endpoint-probe.py, session 37), and session 36's median
     // of three read 10.96 at 57k where the neighbouring point was 4.9: the simulator put users-1's TPOT p50 +43 % high
     const rounds = found ? Math.max(3, Math.ceil(6 / c)) : c <= 2 ? 7 : c <= 8 ? 3 : 1
-    const {
-      result: run,
-      before,
-      after,
-    } = await cellsAround(() =>
-      probe(`decode-c${c}-p${prompt}${found ? '' : `-${slug(state)}`}`, {
-        users: c,
-        requests: c * rounds,
-        dataset: { kind: 'random', inputLen: prompt, outputLen: output, rangeRatio: 1 },
-      }),
-    )
-    ok(run, `decode c=${c}`)
-    // in a used server each request empties the least recently used slot as it starts, so the cells held fall by as
-    // much each round: the median round's streams decode among the cells after it less half their outputs
-    const middle = Math.ceil(rounds / 2)
-    const kv_cells =
-      before === undefined || after === undefined
-        ? undefined
-        : found
-          ? Math.round((before + after) / 2)
-          : Math.max(0, Math.round(after + ((before - after) * (rounds - middle)) / rounds - (c * output) / 2))
-    const tpot = run.summary.metrics.tpot?.p50
-    if (tpot === undefined)
-      throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe decode c=${c}: no TPOT was measured`)
-    // the users start together with prompts and outputs of one length: their prefills batch before their decode
-    // and they finish together, so each TPOT is decode steps only (no other user's prefill inside it)
-    const step = tpot
-    const context = prompt + output / 2
-    decode.push({
-      concurrency: c,
-      context_tokens: context,
-      prompt_tokens: prompt,
-      tpot_ms: tpot,
-      step_ms: step,
-      ...(kv_cells === undefined ? {} : { kv_cells, state }),
-      ...(interleaved ? { layout: 'interleaved' as const } : {}),
+    const { value, replayed } = await journal.entry(`decode|${state}|${c}|${prompt}|${output}`, async () => {
+      await prepared()
+      const {
+        result: run,
+        before,
+        after,
+      } = await cellsAround(() =>
+        probe(`decode-c${c}-p${prompt}${found ? '' : `-${slug(state)}`}`, {
+          users: c,
+          requests: c * rounds,
+          dataset: { kind: 'random', inputLen: prompt, outputLen: output, rangeRatio: 1 },
+        }),
+      )
+      ok(run, `decode c=${c}`)
+      // in a used server each request empties the least recently used slot as it starts, so the cells held fall by
+      // as much each round: the median round's streams decode among the cells after it less half their outputs
+      const middle = Math.ceil(rounds / 2)
+      const kv_cells =
+        before === undefined || after === undefined
+          ? undefined
+          : found
+            ? Math.round((before + after) / 2)
+            : Math.max(0, Math.round(after + ((before - after) * (rounds - middle)) / rounds - (c * output) / 2))
+      const tpot = run.summary.metrics.tpot?.p50
+      if (tpot === undefined)
+        throw new LlmPerfError('LLMPERF_CALIBRATION', `calibration probe decode c=${c}: no TPOT was measured`)
+      // the users start together with prompts and outputs of one length: their prefills batch before their decode
+      // and they finish together, so each TPOT is decode steps only (no other user's prefill inside it)
+      const point: (typeof decode)[number] = {
+        concurrency: c,
+        context_tokens: prompt + output / 2,
+        prompt_tokens: prompt,
+        tpot_ms: tpot,
+        step_ms: tpot,
+        ...(kv_cells === undefined ? {} : { kv_cells, state }),
+        ...(interleaved ? { layout: 'interleaved' as const } : {}),
+      }
+      return { point, throughput: run.summary.request_throughput }
     })
-    if (state === 'as found') throughput = Math.max(throughput, run.summary.request_throughput)
+    const { point } = value
+    decode.push(point)
+    if (state === 'as found') throughput = Math.max(throughput, value.throughput)
     opts.onProbe?.(
-      `decode ${c} users, ${prompt}-token prompts: TPOT p50 ${tpot.toFixed(2)} ms` +
-        (kv_cells === undefined ? '' : ` (${kv_cells} KV cells held)`),
+      `decode ${c} users, ${prompt}-token prompts: TPOT p50 ${point.tpot_ms.toFixed(2)} ms` +
+        (point.kv_cells === undefined ? '' : ` (${point.kv_cells} KV cells held)`) +
+        from(replayed),
     )
   }
   // the decode terms too: the interleaved points are the table's alone

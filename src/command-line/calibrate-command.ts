@@ -43,7 +43,11 @@ const CALIBRATE_FLAGS = {
   'work-dir': {
     type: 'string',
     arg: 'DIR',
-    help: 'where the probe and validation runs go (default a temporary folder)',
+    help: 'where the probe and validation runs go, and the journal of the probes finished (default a temporary folder)',
+  },
+  resume: {
+    type: 'boolean',
+    help: "go on from --work-dir's journal: the probes finished there are read, not run again (same server)",
   },
   help: { type: 'boolean', short: 'h', help: 'this text' },
 } as const satisfies Flags
@@ -59,6 +63,8 @@ keeps idle slots' contexts and attends over them, it probes the server as found 
 the step times measured, by the batch's tokens and the cells held (its /metrics kv_cache_tokens), for the simulator
 to read: a used server is several times slower.
 Probing takes 3–10 minutes on a GPU server (--budget-s bounds the fresh probes, not the held states after them).
+Each probe is journaled in --work-dir as it ends: a calibration cut off (Ctrl-C, a machine's time limit) goes on
+with --resume and the same --work-dir, probing only what it lacks.
 Writes profile.json for \`sim-server --profile profile.json\` and topologies' \`sim: { profile }\`. With --validate
 it then runs held-out Poisson loads (a workload and rates the fit never saw) on the server and on the calibrated
 simulator, prints measured vs predicted TTFT and TPOT p50/p90 with the error, and keeps the errors in the profile,
@@ -78,6 +84,15 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const url = positionals[0]
   if (url === undefined || !URL.canParse(url))
     problems.push(`URL: expected the server to calibrate, e.g. http://127.0.0.1:30000, got ${url ?? 'nothing'}`)
+  if (values.resume === true && values['work-dir'] === undefined)
+    problems.push('--resume: expected --work-dir DIR, the folder of the calibration to go on from, got no --work-dir')
+  else if (
+    values.resume === true &&
+    !existsSync(join(resolve(values['work-dir'] as string), 'probes', 'journal.jsonl'))
+  )
+    problems.push(
+      `--resume: expected a calibration's --work-dir (its probes/journal.jsonl), got ${values['work-dir']}, which has none`,
+    )
   if (positionals.length > 1) problems.push(`unexpected arguments: ${positionals.slice(1).join(' ')}`)
   const api = values.api ?? 'generate'
   if (!['generate', 'completions', 'chat'].includes(api))
@@ -131,6 +146,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
   const profile = await calibrateServer({
     ...base,
     workDir: join(workDir, 'probes'),
+    ...(values.resume === true ? { resume: true } : {}),
     ...(budgetS === undefined ? {} : { budgetS }),
     ...(layers === undefined ? {} : { layers }),
     ...(values.name === undefined ? {} : { name: values.name }),
