@@ -76,6 +76,40 @@ test('a calibration cut off goes on with --resume: the probes it finished are re
   }
 })
 
+test('a resumed calibration stops its fresh probes where the first call’s budget stopped them, not where its own clock would', async () => {
+  const server = await startSimWorker(['--speed', '8'], 'resume-budget')
+  const dir = mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-resume-budget-'))
+  const out = join(dir, 'profile.json')
+  try {
+    // a budget spent at once: 2 prefills and 3 decode probes, then the steadiness probe, where SIGINT cuts it
+    const args = ['calibrate', server.url, '--out', out, '--work-dir', dir, '--budget-s', '0.001']
+    const first = cli(args)
+    let said = ''
+    await new Promise<void>((resolve) => {
+      first.stdout?.on('data', (b: Buffer) => {
+        said += b.toString()
+        if (said.includes('  decode 4 users')) resolve()
+      })
+      void first.then(() => resolve())
+    })
+    first.kill('SIGINT')
+    const cut = await first
+    expect(probeLines(cut.stdout).filter((l) => l.startsWith('  decode'))).toHaveLength(3)
+    expect(cut.stdout).not.toContain('the server against itself')
+    // resumed with a whole budget of its own clock left, it still probes none of the fresh points the first skipped
+    const resumed = await cli([...args.slice(0, -2), '--resume'])
+    expect(resumed.exitCode, resumed.all).toBe(0)
+    const lines = probeLines(resumed.stdout)
+    expect(lines).toEqual(probeLines(cut.stdout).map((l) => `${l} (from the journal)`))
+    expect(resumed.stdout).toContain('the server against itself')
+    const profile = JSON.parse(readFileSync(out, 'utf8'))
+    expect(profile.calibration.fit.prefill.points).toHaveLength(2)
+    expect(profile.calibration.fit.decode.points.map((d: { concurrency: number }) => d.concurrency)).toEqual([1, 2, 4])
+  } finally {
+    await server.stop()
+  }
+})
+
 test('--resume needs the --work-dir of a calibration, said before anything is sent', async () => {
   const none = await cli(['calibrate', 'http://127.0.0.1:9', '--resume'])
   expect(none.exitCode).toBe(1)

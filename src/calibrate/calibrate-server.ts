@@ -581,10 +581,12 @@ async function calibrate(
         from(replayed),
     )
   }
+  const prefillsEnded = journal.loopLength('prefills as found')
   for (const len of lengths) {
-    if (!within() && prefill.length >= 2) break
+    if (prefillsEnded !== undefined ? prefill.length >= prefillsEnded : !within() && prefill.length >= 2) break
     await prefillProbe(len, 'as found')
   }
+  await journal.loopEnd('prefills as found', prefill.length)
   // what a simulated worker and this client add to the same prefills by themselves: a worker run with the profile
   // adds it again on top of the base the fit finds (left in, the calibrated simulator read TTFT p50 +10 to +19 %
   // high on held-out loads, the ~3 ms that HTTP, the client and the worker's own work add, counted twice). Measured
@@ -634,10 +636,12 @@ async function calibrate(
   const decode: CalibratedProfile['calibration']['fit']['decode']['points'] = []
   const slotChoice: NonNullable<CalibratedProfile['calibration']['fit']['slot_choice']> = []
   let throughput = 0
+  const decodesEnded = journal.loopLength('decodes as found')
   for (const { c, prompt } of unique) {
-    if (!within() && decode.length >= 3) break
+    if (decodesEnded !== undefined ? decode.length >= decodesEnded : !within() && decode.length >= 3) break
     await decodeProbe(c, prompt, 'as found')
   }
+  await journal.loopEnd('decodes as found', decode.length)
   if (unified) {
     // every slot used and holding its context, as a server that has served many requests is found: at each occupancy
     // (FILL_PER_SLOT), the prefills in slot 0 and streams in the least recently used slots, for the table the simulator

@@ -11,6 +11,7 @@ export interface JournalServer {
 }
 
 const HEAD = 'vitest-llm-perf calibration journal'
+const END = 'end|'
 
 /**
  * The probes a calibration has finished, one JSON line each, appended as each ends: a calibration cut off (a GPU
@@ -64,9 +65,23 @@ export class ProbeJournal {
     return journal
   }
 
-  /** How many probes the journal held when it was opened. */
+  /** How many probes the journal held when it was opened (the loops' ends it marks are not probes). */
   get size(): number {
-    return this.#done.size
+    return [...this.#done.keys()].filter((k) => !k.startsWith(END)).length
+  }
+
+  /**
+   * Where a loop that the budget stops ended, marked once (`count` probes in it) and read back when resuming: a
+   * resumed calibration's clock starts again, and without the mark it would add fresh probes past where the first
+   * call stopped, on a server no longer as that call found it.
+   */
+  async loopEnd(loop: string, count: number): Promise<void> {
+    await this.entry(`${END}${loop}`, async () => count)
+  }
+
+  /** The probes `loop` held when its end was marked, or undefined where it had not ended. */
+  loopLength(loop: string): number | undefined {
+    return this.#done.get(`${END}${loop}`) as number | undefined
   }
 
   /** How many of them this calibration has read in place of probing. */
