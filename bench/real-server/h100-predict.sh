@@ -2,6 +2,7 @@
 # The real-server checks of issues 43 and 44 on the GPU machine, one step a call of the device tool (the machine
 # keeps .llama/, the CUDA build and the model, while it stays warm; chain the calls):
 #   run(command: 'bash bench/real-server/h100-predict.sh calibrate', carry: ['.device'])  # build, model, profile
+#   (calibrate again, chained at once, resumes one the call's limit cut: its journal is .llama/cal, this GPU's own)
 #   run(command: 'bash bench/real-server/h100-predict.sh fresh', carry: ['.device'])      # table, restarted server
 #   run(command: 'bash bench/real-server/h100-predict.sh used', carry: ['.device'])       # table, every slot used
 #   run(command: 'bash bench/real-server/h100-predict.sh history', carry: ['.device'])    # a series for the gate
