@@ -91,7 +91,8 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     !existsSync(join(resolve(values['work-dir'] as string), 'probes', 'journal.jsonl'))
   )
     problems.push(
-      `--resume: expected a calibration's --work-dir (its probes/journal.jsonl), got ${values['work-dir']}, which has none`,
+      `--resume: expected a calibration's --work-dir (its probes/journal.jsonl), got ${values['work-dir']}, ` +
+        'which has none',
     )
   if (positionals.length > 1) problems.push(`unexpected arguments: ${positionals.slice(1).join(' ')}`)
   const api = values.api ?? 'generate'
