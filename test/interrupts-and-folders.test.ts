@@ -134,7 +134,13 @@ test('4. merge, sweep and capacity own their folders: no stale file or point is 
 }, 60_000)
 
 test('9. capacity judges every step’s success rate: half the requests failing fast is no capacity', async () => {
-  const failing = await startSimWorker(['--speed', '4', '--fault-error-rate', '0.5'], 'half-failing')
+  // which requests fail is drawn from the worker's seed and each prompt: a seed of its own (random) let a clean-clone
+  // CI's worker fail none of the 4-req/s step's (session 56: success_rate 1.0 there, capacity 5 req/s); seed 8 fails
+  // half of them every time (0.5 [0.2, 0.7], twice)
+  const failing = await startSimWorker(
+    ['--speed', '4', '--fault-error-rate', '0.5', '--random-seed', '8'],
+    'half-failing',
+  )
   try {
     const r = await cli([
       'capacity',
@@ -148,7 +154,7 @@ test('9. capacity judges every step’s success rate: half the requests failing 
       '--step-duration-s',
       '2',
       '--no-confirm',
-      // the simulator fails requests by their prompts: fixed prompts make which fail the same every time
+      // the simulator fails requests by their prompts and its seed: both fixed, which fail is the same every time
       '--prompt-nonce',
       '3',
       // the client's limits with room: what is judged is the success rate, not the pace (a clean-clone CI's busy
