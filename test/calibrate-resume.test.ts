@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { expect, test } from 'vitest'
@@ -81,17 +81,17 @@ test('a resumed calibration stops its fresh probes where the first call’s budg
   const dir = mkdtempSync(join(tmpdir(), 'llm-perf-calibrate-resume-budget-'))
   const out = join(dir, 'profile.json')
   try {
-    // a budget spent at once: 2 prefills and 3 decode probes, then the steadiness probe, where SIGINT cuts it
+    // a budget spent at once: 2 prefills and 3 decode probes, then the steadiness probe, where SIGINT cuts it once
+    // the journal has marked the decode loop's end (a cut before that is a loop not ended, which a resume goes on with:
+    // a clean-clone CI's SIGINT once came between the last decode line and the mark)
     const args = ['calibrate', server.url, '--out', out, '--work-dir', dir, '--budget-s', '0.001']
     const first = cli(args)
-    let said = ''
-    await new Promise<void>((resolve) => {
-      first.stdout?.on('data', (b: Buffer) => {
-        said += b.toString()
-        if (said.includes('  decode 4 users')) resolve()
-      })
-      void first.then(() => resolve())
-    })
+    const journal = join(dir, 'probes', 'journal.jsonl')
+    const marked = (): boolean =>
+      existsSync(journal) && readFileSync(journal, 'utf8').includes('"end|decodes as found"')
+    let ended = false
+    void first.then(() => (ended = true))
+    while (!marked() && !ended) await new Promise((resolve) => setTimeout(resolve, 5))
     first.kill('SIGINT')
     const cut = await first
     expect(probeLines(cut.stdout).filter((l) => l.startsWith('  decode'))).toHaveLength(3)
