@@ -12,7 +12,7 @@ import { connectionWaits } from './connection-waits.ts'
 import { fitNonNegative, fitRelative } from './least-squares.ts'
 import { type RepairedPoint, repairLoneOutliers } from './lone-outliers.ts'
 import { meaninglessFit } from './meaningless-fit.ts'
-import { ProbeJournal } from './probe-journal.ts'
+import { JOURNAL_FILE, ProbeJournal } from './probe-journal.ts'
 import { startProfileWorker } from './profile-worker.ts'
 import { simulatedSteadiness } from './simulated-steadiness.ts'
 import { slotSelectLine } from './slot-select-line.ts'
@@ -455,7 +455,7 @@ async function calibrate(
     'not stated: slots × context',
   )
   const journal = ProbeJournal.open(
-    join(opts.workDir, 'journal.jsonl'),
+    join(opts.workDir, JOURNAL_FILE),
     {
       url: baseUrl(opts.url).display,
       version: info['version'] ?? null,
@@ -466,7 +466,7 @@ async function calibrate(
     opts.resume === true,
   )
   if (opts.resume === true)
-    opts.onProbe?.(`resuming: ${journal.size} probes finished before, read from ${join(opts.workDir, 'journal.jsonl')}`)
+    opts.onProbe?.(`resuming: ${journal.size} probes finished before, read from ${journal.path}`)
   /** A probe's line, said to come from the journal where it was read there. */
   const from = (replayed: boolean): string => (replayed ? ' (from the journal)' : '')
   // what a state's probes stand on (every slot filled), made before the first of them that the journal lacks: a
@@ -779,7 +779,8 @@ async function calibrate(
     })
     opts.onProbe?.(
       `the server against itself: ${c} streams, ${s.requests} requests over ${s.seconds.toFixed(1)} s at one state: ` +
-        `TPOT p50 ${s.tpot_p50_ms.toFixed(2)} ms, p10–p90 ${s.tpot_p10_ms.toFixed(2)}–${s.tpot_p90_ms.toFixed(2)} ` +
+        `TPOT p50 ${s.tpot_p50_ms.toFixed(2)} ms, ` +
+        `p10–p90 ${s.tpot_p10_ms.toFixed(2)}–${s.tpot_p90_ms.toFixed(2)} ` +
         `(±${(s.spread * 100).toFixed(0)} %): ` +
         `no prediction of a light load is closer than this${from(replayed)}`,
     )

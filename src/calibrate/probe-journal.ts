@@ -10,6 +10,9 @@ export interface JournalServer {
   contextLength: number
 }
 
+/** The journal's name in a calibration's probes folder. */
+export const JOURNAL_FILE = 'journal.jsonl'
+
 const HEAD = 'vitest-llm-perf calibration journal'
 const END = 'end|'
 
@@ -19,12 +22,11 @@ const END = 'end|'
  * `--resume`, probing only what it lacks. A line cut off mid-write is the probe not yet finished.
  */
 export class ProbeJournal {
-  readonly #path: string
+  readonly path: string
   readonly #done = new Map<string, unknown>()
-  #replayed = 0
 
   private constructor(path: string) {
-    this.#path = path
+    this.path = path
   }
 
   /**
@@ -84,27 +86,17 @@ export class ProbeJournal {
     return this.#done.get(`${END}${loop}`) as number | undefined
   }
 
-  /** How many of them this calibration has read in place of probing. */
-  get replayed(): number {
-    return this.#replayed
-  }
-
-  has(key: string): boolean {
-    return this.#done.has(key)
-  }
-
   /**
    * What the probe `key` found: read from the journal where it ended before (`replayed` true), else probed now and
    * appended before it is returned.
    */
   async entry<T>(key: string, probe: () => Promise<T>): Promise<{ value: T; replayed: boolean }> {
     if (this.#done.has(key)) {
-      this.#replayed++
       return { value: this.#done.get(key) as T, replayed: true }
     }
     const value = await probe()
     this.#done.set(key, value)
-    appendFileSync(this.#path, `${JSON.stringify({ key, value })}\n`)
+    appendFileSync(this.path, `${JSON.stringify({ key, value })}\n`)
     return { value, replayed: false }
   }
 }

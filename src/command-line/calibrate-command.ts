@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { dirname, join, resolve } from 'node:path'
 import { calibrateServer } from '../calibrate/calibrate-server.ts'
 import { pct } from '../calibrate/pct.ts'
+import { JOURNAL_FILE } from '../calibrate/probe-journal.ts'
 import { DEFAULT_POINT_S, MIN_POINT_REQUESTS, validateProfile } from '../calibrate/validate-profile.ts'
 import { writeArtifact } from '../common/artifact-file.ts'
 import { baseUrl } from '../common/base-url.ts'
@@ -86,10 +87,7 @@ export async function calibrateCommand(argv: string[]): Promise<number> {
     problems.push(`URL: expected the server to calibrate, e.g. http://127.0.0.1:30000, got ${url ?? 'nothing'}`)
   if (values.resume === true && values['work-dir'] === undefined)
     problems.push('--resume: expected --work-dir DIR, the folder of the calibration to go on from, got no --work-dir')
-  else if (
-    values.resume === true &&
-    !existsSync(join(resolve(values['work-dir'] as string), 'probes', 'journal.jsonl'))
-  )
+  else if (values.resume === true && !existsSync(join(resolve(values['work-dir'] as string), 'probes', JOURNAL_FILE)))
     problems.push(
       `--resume: expected a calibration's --work-dir (its probes/journal.jsonl), got ${values['work-dir']}, ` +
         'which has none',
